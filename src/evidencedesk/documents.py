@@ -1,0 +1,207 @@
+"""The records every stage passes along: Metadata, Section, Document, Location, Chunk.
+
+They are frozen dataclasses: a stage never edits what the stage before handed it.
+Each has ``to_dict``/``from_dict`` so it can be stored, sent as JSON and read back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import date
+from typing import Any
+
+STATUSES = ("current", "superseded", "draft")
+CHUNK_KINDS = ("text", "table", "code")
+
+# Defaults for a document whose front matter (or lack of it) does not say.
+DEFAULT_STATUS = "current"
+DEFAULT_AUDIENCE = "public"
+DEFAULT_LANG = "en"
+DEFAULT_TENANT = "default"
+
+
+def _iso(value: date | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _date(value: str | None) -> date | None:
+    return date.fromisoformat(value) if value else None
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """What a document says about itself; every chunk inherits it unchanged."""
+
+    status: str = DEFAULT_STATUS
+    valid_from: date | None = None
+    valid_to: date | None = None
+    audience: str = DEFAULT_AUDIENCE
+    lang: str = DEFAULT_LANG
+    tenant: str = DEFAULT_TENANT
+    version: str = ""
+    supersedes: str = ""
+    tags: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {', '.join(STATUSES)}, got {self.status!r}")
+        if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
+            raise ValueError(f"valid_to {self.valid_to} is before valid_from {self.valid_from}")
+
+    def valid_on(self, day: date) -> bool:
+        """True when ``valid_from <= day <= valid_to`` (an open end always passes)."""
+        return (self.valid_from is None or self.valid_from <= day) and (
+            self.valid_to is None or day <= self.valid_to
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["valid_from"], d["valid_to"] = _iso(self.valid_from), _iso(self.valid_to)
+        d["tags"] = list(self.tags)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Metadata:
+        d = dict(d)
+        d["valid_from"], d["valid_to"] = _date(d.get("valid_from")), _date(d.get("valid_to"))
+        d["tags"] = tuple(d.get("tags") or ())
+        d["extra"] = dict(d.get("extra") or {})
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class Section:
+    """A heading and the source lines it spans (1-based, inclusive)."""
+
+    heading_path: tuple[str, ...]
+    first_line: int
+    last_line: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"heading_path": list(self.heading_path), "first_line": self.first_line, "last_line": self.last_line}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Section:
+        return cls(tuple(d["heading_path"]), int(d["first_line"]), int(d["last_line"]))
+
+
+@dataclass(frozen=True)
+class Document:
+    """One parsed source file.
+
+    ``text`` is the body (front matter removed) and ``first_line`` is the source line on which
+    the body starts, so ``first_line + i`` is the source line of the body's line ``i`` (0-based).
+    """
+
+    id: str
+    title: str
+    path: str
+    format: str  # markdown, text, html, pdf
+    text: str
+    content_hash: str
+    metadata: Metadata
+    sections: tuple[Section, ...] = ()
+    first_line: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "path": self.path,
+            "format": self.format,
+            "text": self.text,
+            "content_hash": self.content_hash,
+            "metadata": self.metadata.to_dict(),
+            "sections": [s.to_dict() for s in self.sections],
+            "first_line": self.first_line,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Document:
+        return cls(
+            id=d["id"],
+            title=d["title"],
+            path=d["path"],
+            format=d["format"],
+            text=d["text"],
+            content_hash=d["content_hash"],
+            metadata=Metadata.from_dict(d["metadata"]),
+            sections=tuple(Section.from_dict(s) for s in d.get("sections", ())),
+            first_line=int(d.get("first_line", 1)),
+        )
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a chunk came from: its heading path and first and last source line (1-based)."""
+
+    heading_path: tuple[str, ...] = ()
+    first_line: int = 0
+    last_line: int = 0
+
+    @property
+    def label(self) -> str:
+        heading = " > ".join(self.heading_path) or "(top)"
+        return f"{heading}, lines {self.first_line}-{self.last_line}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"heading_path": list(self.heading_path), "first_line": self.first_line, "last_line": self.last_line}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Location:
+        return cls(tuple(d.get("heading_path", ())), int(d.get("first_line", 0)), int(d.get("last_line", 0)))
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a document that is indexed, ranked and cited. Its id is ``<doc_id>:c<n>``."""
+
+    id: str
+    doc_id: str
+    text: str
+    kind: str = "text"
+    location: Location = field(default_factory=Location)
+    metadata: Metadata = field(default_factory=Metadata)
+    title: str = ""
+    source: str = ""  # the document's source path
+    parent_id: str | None = None  # parent-child: the id of the parent chunk returned in place of this one
+    parent_text: str | None = None  # parent-child: the parent section's text
+
+    def __post_init__(self) -> None:
+        if self.kind not in CHUNK_KINDS:
+            raise ValueError(f"chunk kind must be one of {', '.join(CHUNK_KINDS)}, got {self.kind!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "doc_id": self.doc_id,
+            "text": self.text,
+            "kind": self.kind,
+            "location": self.location.to_dict(),
+            "metadata": self.metadata.to_dict(),
+            "title": self.title,
+            "source": self.source,
+            "parent_id": self.parent_id,
+            "parent_text": self.parent_text,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Chunk:
+        return cls(
+            id=d["id"],
+            doc_id=d["doc_id"],
+            text=d["text"],
+            kind=d.get("kind", "text"),
+            location=Location.from_dict(d.get("location", {})),
+            metadata=Metadata.from_dict(d.get("metadata", {})),
+            title=d.get("title", ""),
+            source=d.get("source", ""),
+            parent_id=d.get("parent_id"),
+            parent_text=d.get("parent_text"),
+        )
+
+
+def chunk_id(doc_id: str, n: int) -> str:
+    """The stable id of the ``n``-th chunk (0-based) of a document."""
+    return f"{doc_id}:c{n}"

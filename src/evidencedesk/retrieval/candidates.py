@@ -1,0 +1,62 @@
+"""Candidate: one ranked chunk, with the parts it was fused from."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from evidencedesk.documents import Chunk
+from evidencedesk.retrieval.scope import Scope
+
+
+@dataclass(frozen=True)
+class Part:
+    """One list's contribution to a fused candidate: which list, at which rank, with which raw score."""
+
+    source: str
+    rank: int
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "rank": self.rank, "score": self.score}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    chunk: Chunk
+    score: float
+    rank: int  # 1-based
+    source: str  # the searcher (or fusion) that produced this list
+    parts: tuple[Part, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        parts = self.parts or (Part(self.source, self.rank, self.score),)
+        return {
+            "rank": self.rank,
+            "chunk_id": self.chunk.id,
+            "doc_id": self.chunk.doc_id,
+            "score": self.score,
+            "source": self.source,
+            "text": self.chunk.text,
+            "kind": self.chunk.kind,
+            "title": self.chunk.title,
+            "location": self.chunk.location.to_dict(),
+            "source_path": self.chunk.source,
+            "metadata": self.chunk.metadata.to_dict(),
+            "parts": [p.to_dict() for p in parts],
+        }
+
+
+def ranked(scored: Iterable[tuple[Chunk, float]], source: str) -> list[Candidate]:
+    """Number already-sorted ``(chunk, score)`` pairs from rank 1."""
+    return [Candidate(chunk, float(score), n, source) for n, (chunk, score) in enumerate(scored, 1)]
+
+
+@runtime_checkable
+class Searcher(Protocol):
+    """Every retrieval method: rank only chunks inside ``scope``; never pad with non-matches."""
+
+    name: str
+
+    def search(self, query: str, k: int = 10, scope: Scope | None = None) -> list[Candidate]: ...
