@@ -1,0 +1,90 @@
+"""Trace: what one question went through, stage by stage, with each stage's latency.
+
+The answering pipeline fills it; ``evaluation.taxonomy.diagnose`` reads it. A trace holds the
+candidates each stage saw, so the diagnosis never has to re-run anything.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from evidencedesk.retrieval.candidates import Candidate
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnosis: ``stage`` says where the fix belongs, ``label`` what the symptom is."""
+
+    stage: str  # ingestion, retrieval, context, generation, citation
+    label: str  # missed_evidence, irrelevant_match, stale_document, duplicate_chunks, unsupported_answer
+    detail: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"stage": self.stage, "label": self.label, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A candidate that did not reach the context, and why (floor, duplicate, budget)."""
+
+    chunk_id: str
+    reason: str
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"chunk_id": self.chunk_id, "reason": self.reason, "detail": self.detail}
+
+
+@dataclass
+class Trace:
+    query: str
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    rewritten: list[str] = field(default_factory=list)  # the queries actually searched
+    scope: dict[str, Any] = field(default_factory=dict)
+    method: str = ""
+    retrieved: list[Candidate] = field(default_factory=list)  # first stage (fused if hybrid)
+    reranked: list[Candidate] = field(default_factory=list)  # after the reranker, cut to the final k
+    context: list[Candidate] = field(default_factory=list)  # what the generator was shown
+    dropped: list[Dropped] = field(default_factory=list)
+    prompt: str = ""
+    answer: str | None = None
+    cited: tuple[str, ...] = ()
+    abstained: bool = False
+    abstain_reason: str = ""
+    findings: list[Finding] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)  # stage -> milliseconds
+
+    @contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        """``with trace.timed("retrieval"): ...`` records the stage's wall time in milliseconds."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[stage] = self.timings.get(stage, 0.0) + (time.perf_counter() - start) * 1000
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "trace_id": self.id,
+            "query": self.query,
+            "rewritten": list(self.rewritten),
+            "scope": self.scope,
+            "method": self.method,
+            "retrieved": [c.to_dict() for c in self.retrieved],
+            "reranked": [c.to_dict() for c in self.reranked],
+            "context": [c.chunk.id for c in self.context],
+            "context_candidates": [c.to_dict() for c in self.context],
+            "dropped": [d.to_dict() for d in self.dropped],
+            "prompt": self.prompt,
+            "answer": self.answer,
+            "abstained": self.abstained,
+            "abstain_reason": self.abstain_reason,
+            "citations": list(self.cited),
+            "findings": [f.to_dict() for f in self.findings],
+            "timings": dict(self.timings),
+        }
