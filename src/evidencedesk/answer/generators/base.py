@@ -1,0 +1,45 @@
+"""The Generator protocol every answer generator implements, and what it returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from evidencedesk.retrieval.candidates import Candidate
+
+
+@dataclass(frozen=True)
+class Generation:
+    """A generator's raw output, before validation.
+
+    ``cited`` holds the chunk ids the answer cites, in order of first use. An abstention has
+    ``abstained=True`` and ``reason`` says what is missing from the context.
+    """
+
+    answer: str
+    cited: tuple[str, ...] = ()
+    abstained: bool = False
+    reason: str = ""
+    raw: str = ""  # the model's unparsed text, kept for the trace
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer,
+            "cited": list(self.cited),
+            "abstained": self.abstained,
+            "reason": self.reason,
+            "raw": self.raw,
+        }
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """Turns a question and its labelled context into an answer that cites chunk ids, or an abstention.
+
+    ``context`` is what the model is shown, in order; ``prompt`` is the full labelled prompt text
+    (system rules + untrusted context block + question) that a language model would receive.
+    """
+
+    name: str
+
+    def generate(self, question: str, context: list[Candidate], prompt: str) -> Generation: ...
