@@ -1,0 +1,184 @@
+"""One configuration file, ``evidencedesk.yaml``, validated with pydantic.
+
+The CLI, the Python API and the service all read this model. Unknown keys and bad values raise
+``ConfigError`` naming the key (for example ``retrieval.fusion.k: Input should be greater than 0``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.retrieval.scope import Scope
+
+CONFIG_NAME = "evidencedesk.yaml"
+
+
+class ConfigError(ValueError):
+    """A configuration file or value that cannot be used; the message names the file and key."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ChunkerSettings(_Strict):
+    name: Literal["fixed", "recursive", "section", "paragraph", "structure", "parent_child"] = "structure"
+    size: int = Field(120, ge=1)
+    overlap: int = Field(0, ge=0)
+    unit: Literal["words", "chars"] = "words"
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkerSettings:
+        if self.overlap >= self.size:
+            raise ValueError(f"overlap ({self.overlap}) must be below size ({self.size})")
+        return self
+
+    def to_chunking(self) -> ChunkingConfig:
+        return ChunkingConfig(name=self.name, size=self.size, overlap=self.overlap, unit=self.unit)
+
+
+class LegSettings(_Strict):
+    method: Literal["bm25", "tfidf", "lsa", "dense"]
+    depth: int = Field(40, ge=1, le=10_000)
+    k1: float = Field(1.5, gt=0)
+    b: float = Field(0.75, ge=0, le=1)
+    stem: bool = True
+    stopwords: bool = False
+    rank: int = Field(100, ge=1)  # LSA rank
+    model: str = "minilm"  # dense: "minilm" (bundled) or a sentence-transformers name or path
+    contextual: bool = False
+
+
+class FusionSettings(_Strict):
+    method: Literal["rrf", "normalized"] = "rrf"
+    k: int = Field(60, ge=0)
+    weights: list[float] | None = None
+
+
+class RerankSettings(_Strict):
+    method: Literal["none", "overlap", "cross-encoder", "llm"] = "none"
+    model: str | None = None
+    candidates: int = Field(20, ge=1, le=1000)
+    top_n: int = Field(5, ge=1, le=100)
+
+
+class DiversitySettings(_Strict):
+    method: Literal["none", "mmr"] = "none"
+    lambda_: float = Field(0.5, ge=0, le=1, alias="lambda")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class RetrievalSettings(_Strict):
+    legs: list[LegSettings] = Field(
+        default_factory=lambda: [LegSettings(method="bm25"), LegSettings(method="dense")], min_length=1
+    )
+    fusion: FusionSettings = FusionSettings()
+    rerank: RerankSettings = RerankSettings()
+    diversity: DiversitySettings = DiversitySettings()
+    k: int = Field(5, ge=1, le=1000)
+
+    @property
+    def method(self) -> str:
+        """``hybrid`` when several legs are fused, else the single leg's method."""
+        return "hybrid" if len(self.legs) > 1 else self.legs[0].method
+
+
+class ContextSettings(_Strict):
+    budget_tokens: int = Field(800, ge=16)
+    floor: float | None = None
+    dedup_threshold: float = Field(0.8, gt=0, le=1)
+    order: Literal["score", "edges"] = "score"
+
+
+class GeneratorSettings(_Strict):
+    name: Literal["extractive", "llama-cpp", "openai"] = "extractive"
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str = "EVIDENCEDESK_OPENAI_API_KEY"
+    max_tokens: int = Field(256, ge=1)
+
+
+class ScopeSettings(_Strict):
+    statuses: list[str] | None = ["current"]
+    audiences: list[str] | None = ["public"]
+    langs: list[str] | None = None
+    tenants: list[str] | None = None
+
+    def to_scope(self) -> Scope:
+        return Scope.from_dict(self.model_dump())
+
+
+class Settings(_Strict):
+    store: str = ".evidencedesk"
+    chunker: ChunkerSettings = ChunkerSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+    context: ContextSettings = ContextSettings()
+    generator: GeneratorSettings = GeneratorSettings()
+    scope: ScopeSettings = ScopeSettings()
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def _explain(exc: ValidationError, source: str) -> str:
+    lines = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        lines.append(f"{source}: {key}: {msg}")
+    return "\n".join(lines)
+
+
+def parse_settings(data: Any, source: str = "config") -> Settings:
+    """Validate a mapping (already parsed YAML) into Settings, or raise ConfigError naming the key."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping of keys, got {type(data).__name__}")
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, source)) from None
+
+
+def load_settings(path: str | Path | None = None, cwd: str | Path | None = None) -> Settings:
+    """Read ``path``, or ``evidencedesk.yaml`` in the working directory if present, else defaults."""
+    if path is None:
+        found = Path(cwd or ".") / CONFIG_NAME
+        if not found.is_file():
+            return Settings()
+        path = found
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise ConfigError(f"{path}:{where} invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    return parse_settings(data, str(path))
+
+
+def override(settings: Settings, **changes: Any) -> Settings:
+    """Return settings with dotted-key overrides applied (``{"retrieval.k": 3}``); CLI flags use this."""
+    data = settings.to_dict()
+    for dotted, value in changes.items():
+        if value is None:
+            continue
+        node = data
+        *parents, last = dotted.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[last] = value
+    return parse_settings(data, "override")
