@@ -15,5 +15,8 @@ class IngestError(Exception):
         self.path = path
         self.reason = reason
 
+    def __reduce__(self) -> tuple[type[IngestError], tuple[str, str]]:
+        return IngestError, (self.path, self.reason)
+
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "reason": self.reason}

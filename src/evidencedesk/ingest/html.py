@@ -17,7 +17,7 @@ from evidencedesk.documents import Document
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.metadata import KNOWN_KEYS, declared
 from evidencedesk.ingest.raw import content_hash, decode_text, doc_id_from_path
-from evidencedesk.ingest.sections import first_title, sections
+from evidencedesk.ingest.sections import first_title, headings, sections
 
 _SKIP = {"script", "style", "noscript", "template", "head", "svg", "iframe", "object", "canvas", "_comment"}
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
@@ -43,7 +43,9 @@ class _Converter:
     def table(self, node: LexborNode) -> None:
         rows: list[str] = []
         for tr in node.css("tr"):
-            cells = [_squash(c.text(deep=True, separator=" ")).replace("|", "\\|") for c in tr.iter() if c.tag in _CELLS]
+            cells = [
+                _squash(c.text(deep=True, separator=" ")).replace("|", "\\|") for c in tr.iter() if c.tag in _CELLS
+            ]
             if cells:
                 rows.append("| " + " | ".join(cells) + " |")
                 if len(rows) == 1:
@@ -120,16 +122,17 @@ def parse_html(raw: bytes, rel: str) -> Document:
     text = html_to_markdown(tree)
     if not text.strip():
         raise IngestError(rel, "empty file: the page has no visible text")
+    found = headings(text)
     title_node = tree.css_first("title")
     page_title = _squash(title_node.text()) if title_node is not None else ""
     return Document(
         id=info.id or doc_id_from_path(rel),
-        title=info.title or page_title or first_title(text) or PurePosixPath(rel).stem,
+        title=info.title or page_title or first_title(found) or PurePosixPath(rel).stem,
         path=rel,
         format="html",
         text=text,
         content_hash=content_hash(raw),
         metadata=info.metadata,
-        sections=sections(text),
+        sections=sections(text, 1, found),
         first_line=1,
     )

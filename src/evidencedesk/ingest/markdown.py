@@ -17,7 +17,7 @@ from evidencedesk.documents import Document
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.metadata import declared
 from evidencedesk.ingest.raw import content_hash, decode_text, doc_id_from_path
-from evidencedesk.ingest.sections import first_title, sections
+from evidencedesk.ingest.sections import first_title, headings, sections
 
 _FENCE = "---"
 _CLOSERS = ("---", "...")
@@ -52,14 +52,15 @@ def parse_markdown(raw: bytes, rel: str) -> Document:
     info = declared(rel, fields)
     if not body.strip():
         raise IngestError(rel, "empty file: no text after the front matter")
+    found = headings(body)
     return Document(
         id=info.id or doc_id_from_path(rel),
-        title=info.title or first_title(body) or PurePosixPath(rel).stem,
+        title=info.title or first_title(found) or PurePosixPath(rel).stem,
         path=rel,
         format="markdown",
         text=body,
         content_hash=content_hash(raw),
         metadata=info.metadata,
-        sections=sections(body, first_line),
+        sections=sections(body, first_line, found),
         first_line=first_line,
     )

@@ -1,0 +1,93 @@
+"""``evidencedesk ingest PATH``: parse a folder, chunk what changed, store it, and report per file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from evidencedesk.chunking.config import CHUNKERS, UNITS, ChunkingConfig
+from evidencedesk.cli.app import DEFAULT_STORE, JsonOpt, StoreOpt, app, console, err_console, fail, print_json
+from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
+from evidencedesk.store import IngestReport, Store, StoreError
+
+_DEFAULTS = ChunkingConfig()
+
+
+def _config(chunker: str | None, size: int | None, overlap: int | None, unit: str | None) -> ChunkingConfig:
+    try:
+        return ChunkingConfig(
+            name=chunker or _DEFAULTS.name,
+            size=_DEFAULTS.size if size is None else size,
+            overlap=_DEFAULTS.overlap if overlap is None else overlap,
+            unit=unit or _DEFAULTS.unit,
+        )
+    except ValueError as exc:
+        fail(str(exc), 2)
+
+
+def _print_report(report: IngestReport) -> None:
+    table = Table(
+        title=f"build {report.build_id} · chunking {report.chunking.get('name')} {report.chunking.get('hash')}"
+    )
+    for name in ("added", "updated", "unchanged", "removed", "failed", "skipped"):
+        table.add_column(name, justify="right")
+    table.add_row(*(str(len(getattr(report, name))) for name in ("added", "updated", "unchanged", "removed",
+                                                                  "failed", "skipped")))  # fmt: skip
+    console.print(table)
+    console.print(f"store: {report.n_documents} documents, {report.n_chunks} chunks", highlight=False)
+    for failure in report.failed:
+        kept = f" (stored version of {failure['kept']} kept)" if failure.get("kept") else ""
+        console.print(f"[red]failed[/] {failure['path']}: {failure['reason']}{kept}", highlight=False)
+
+
+@app.command()
+def ingest(
+    path: Annotated[Path, typer.Argument(help="Folder of documents (.md, .txt, .html, .pdf).")],
+    store: StoreOpt = DEFAULT_STORE,
+    chunker: Annotated[str | None, typer.Option("--chunker", help=f"One of {', '.join(CHUNKERS)}.")] = None,
+    size: Annotated[int | None, typer.Option("--size", help="Chunk size, in --unit.")] = None,
+    overlap: Annotated[int | None, typer.Option("--overlap", help="Overlap between chunks, in --unit.")] = None,
+    unit: Annotated[str | None, typer.Option("--unit", help=f"One of {', '.join(UNITS)}.")] = None,
+    max_bytes: Annotated[int, typer.Option("--max-bytes", help="Files larger than this fail.")] = DEFAULT_MAX_BYTES,
+    keep_missing: Annotated[
+        bool, typer.Option("--keep-missing", help="Keep stored documents whose file is gone.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Ingest a folder: unchanged files are skipped by hash, changed files re-chunked, removed files dropped."""
+    config = _config(chunker, size, overlap, unit)
+    if max_bytes < 1:
+        fail(f"--max-bytes: must be at least 1, got {max_bytes}", 2)
+    if not path.exists():
+        fail(f"no such folder: {path}")
+    if not path.is_dir():
+        fail(f"not a folder: {path}")
+    try:
+        with (
+            Store(store) as db,
+            Progress(
+                TextColumn("[progress.description]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=err_console,
+                transient=True,
+                disable=as_json,
+            ) as bar,
+        ):
+            task = bar.add_task("ingesting", total=None)
+
+            def progress(done: int, total: int, name: str) -> None:
+                bar.update(task, completed=done, total=total or None, description=name[-40:])
+
+            report = db.ingest(path, config, max_bytes=max_bytes, progress=progress, remove_missing=not keep_missing)
+    except StoreError as exc:
+        fail(str(exc))
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        _print_report(report)

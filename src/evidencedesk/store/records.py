@@ -1,0 +1,51 @@
+"""What the store hands back about its runs: Build (one recorded ingest) and IngestReport."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Build:
+    """One ingest run as recorded: the chunking it used and the store's size after it."""
+
+    id: int
+    created_at: str
+    chunking: dict[str, Any]
+    chunking_hash: str
+    n_documents: int
+    n_chunks: int
+    report: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class IngestReport:
+    """What one ingest run did, by document id.
+
+    ``updated`` holds documents whose content changed or that were re-chunked with a new config.
+    ``failed`` holds ``{"path", "reason", "kept"}``: ``kept`` is the id of a previously stored
+    version that stays in the store because the file now fails, else None. ``skipped`` lists files
+    no parser handles. ``n_documents`` and ``n_chunks`` count the whole store after the run.
+    """
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    failed: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    build_id: int | None = None
+    chunking: dict[str, Any] = field(default_factory=dict)
+    n_documents: int = 0
+    n_chunks: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> IngestReport:
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
