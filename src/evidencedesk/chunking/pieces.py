@@ -1,0 +1,71 @@
+"""Piece: what a chunker cuts; ``to_chunks`` numbers pieces and turns them into Chunks of a Document."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from evidencedesk.chunking.layout import Layout
+from evidencedesk.documents import CHUNK_KINDS, Chunk, Document, Location, chunk_id
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A chunk before it has an id: its text and kind, and its 0-based body lines ``first..last``."""
+
+    text: str
+    kind: str
+    first: int
+    last: int
+    heading_path: tuple[str, ...] = ()
+    parent_id: str | None = None
+    parent_text: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in CHUNK_KINDS:
+            raise ValueError(f"piece kind must be one of {', '.join(CHUNK_KINDS)}, got {self.kind!r}")
+        if not 0 <= self.first <= self.last:
+            raise ValueError(f"piece lines: need 0 <= first <= last, got {self.first}..{self.last}")
+
+
+def strip_blank_lines(text: str) -> str:
+    """``text`` without leading blank lines and without trailing whitespace (a first line's indent is kept)."""
+    lines = text.rstrip().split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return "\n".join(lines)
+
+
+def span_piece(layout: Layout, start: int, end: int, kind: str | None = None) -> Piece | None:
+    """The piece holding body characters ``[start, end)`` (trimmed); None when they are all blank."""
+    start, end = layout.trim(start, end)
+    if start >= end:
+        return None
+    first, last = layout.line_of(start), layout.line_of(end - 1)
+    return Piece(layout.text[start:end], kind or layout.kind_of(first, last), first, last, layout.path_at(first))
+
+
+def to_chunks(doc: Document, pieces: Iterable[Piece | None]) -> list[Chunk]:
+    """Chunks numbered from 0 in the given order; pieces that are None or blank are left out."""
+    chunks: list[Chunk] = []
+    for piece in pieces:
+        if piece is None:
+            continue
+        text = strip_blank_lines(piece.text)
+        if not text.strip():
+            continue
+        chunks.append(
+            Chunk(
+                id=chunk_id(doc.id, len(chunks)),
+                doc_id=doc.id,
+                text=text,
+                kind=piece.kind,
+                location=Location(piece.heading_path, doc.first_line + piece.first, doc.first_line + piece.last),
+                metadata=doc.metadata,
+                title=doc.title,
+                source=doc.path,
+                parent_id=piece.parent_id,
+                parent_text=piece.parent_text,
+            )
+        )
+    return chunks
