@@ -1,0 +1,325 @@
+"""``evidencedesk eval``, ``diagnose`` and ``compare``: score labelled questions, find the failing stage, gate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from evidencedesk.cli.app import (
+    DEFAULT_STORE,
+    AudienceOpt,
+    JsonOpt,
+    LangOpt,
+    StatusOpt,
+    StoreOpt,
+    TenantOpt,
+    ValidAtOpt,
+    app,
+    console,
+    err_console,
+    fail,
+    print_json,
+    scope_from_options,
+)
+from evidencedesk.evaluation.slices import SMALL_N
+from evidencedesk.retrieval.factory import METHODS
+
+MethodOpt = Annotated[str, typer.Option("--method", help=f"One of {', '.join(METHODS)}.")]
+KOpt = Annotated[int, typer.Option("--k", help="How many chunks count as retrieved (the context size).")]
+FloorOpt = Annotated[float | None, typer.Option("--floor", help="Score floor: lower-scored chunks leave the context.")]
+EMBEDDINGS_FILE = "embeddings.sqlite"  # the same cache file the other commands use
+LabelsArg = Annotated[Path, typer.Argument(help="Labels file (JSON lines).")]
+
+
+def _labels(path: Path) -> list[Any]:
+    from evidencedesk.evaluation.labels import LabelError, load_labels
+
+    try:
+        labels = load_labels(path)
+    except FileNotFoundError as exc:
+        fail(str(exc))
+    except LabelError as exc:
+        fail(str(exc))
+    if not labels:
+        fail(f"no labels in {path}")
+    return labels
+
+
+def _open_store(store: Path) -> Any:
+    from evidencedesk.store import Store, StoreError
+    from evidencedesk.store.schema import DB_NAME
+
+    if not (store / DB_NAME).exists():
+        fail(f"no store at {store} (run `evidencedesk ingest FOLDER --store {store}` first)")
+    try:
+        return Store(store)
+    except (StoreError, OSError) as exc:
+        fail(f"cannot open store {store}: {exc}")
+
+
+def _params(method: str, store: Path) -> dict[str, Any]:
+    """Searcher parameters: dense embeddings are cached in the store folder, keyed by chunk text."""
+    cache = {"cache_path": store / EMBEDDINGS_FILE}
+    if method == "dense":
+        return cache
+    if method == "hybrid":
+        return {"leg_params": {"dense": cache}}
+    return {}
+
+
+def _check(method: str, k: int, methods: list[str]) -> None:
+    for m in [method, *methods]:
+        if m not in METHODS:
+            fail(f"--method: unknown method {m!r}; choose from {', '.join(METHODS)}", 2)
+    if k < 1:
+        fail(f"--k: must be at least 1, got {k}", 2)
+
+
+_TAG_METRICS = ("hit", "recall", "mrr", "ndcg")
+
+
+def _print_run(run: dict[str, Any]) -> None:
+    overall = Table(title=f"{run['method']} · k={run['k']} · {run['n_questions']} questions")
+    for col in ("metric", "n", "mean", "± SE"):
+        overall.add_column(col, justify="left" if col == "metric" else "right")
+    for name, st in run["overall"].items():
+        overall.add_row(name, str(st["n"]), f"{st['mean']:.3f}", f"{st['se']:.3f}")
+    console.print(overall)
+    k = run["k"]
+    shown = [f"{m}@{k}" for m in _TAG_METRICS] + ["abstain"]
+    tags = Table(title="per tag: mean ±SE (all metrics: --json or --html)")
+    for col in ("slice", "n", *shown, ""):
+        tags.add_column(col, justify="left" if col == "slice" else "right")
+    for name, stats in run["slices"].items():
+        n = max((st["n"] for st in stats.values()), default=0)
+        cells = [f"{stats[m]['mean']:.2f}±{stats[m]['se']:.2f}" if m in stats else "-" for m in shown]
+        tags.add_row(name, str(n), *cells, "[yellow]small n[/]" if n < SMALL_N else "")
+    console.print(tags)
+    _print_counts(run)
+    if run.get("strategies"):
+        _print_strategies(run["strategies"])
+
+
+def _print_counts(run: dict[str, Any]) -> None:
+    filtered = {(r["stage"], r["label"]): r["count"] for r in run["label_counts"]}
+    unfiltered = {(r["stage"], r["label"]): r["count"] for r in run.get("label_counts_unfiltered") or []}
+    table = Table(title="questions per finding")
+    for col in ("stage", "label", "no filter", "filtered"):
+        table.add_column(col, justify="right" if col in ("no filter", "filtered") else "left")
+    for key in dict.fromkeys([*unfiltered, *filtered]):
+        table.add_row(key[0], key[1], str(unfiltered.get(key, 0)), str(filtered.get(key, 0)))
+    console.print(table)
+
+
+def _print_strategies(rows: list[dict[str, Any]]) -> None:
+    table = Table(title=f"strategies (k={rows[0]['k']})")
+    table.add_column("method")
+    hits = list(rows[0]["hits"])
+    for col in [*hits, "answer outranked", "no answer in k", "junk for unanswerable"]:
+        table.add_column(col, justify="right")
+    for r in rows:
+        cells = [f"{r['hits'][h]}/{r['n_answerable']}" for h in hits]
+        table.add_row(r["method"], *cells, str(r["outranked"]), str(r["no_answer_in_k"]),
+                      f"{r['junk']}/{r['n_unanswerable']}")  # fmt: skip
+    console.print(table)
+
+
+@app.command("eval")
+def eval_command(
+    labels_path: LabelsArg,
+    store: StoreOpt = DEFAULT_STORE,
+    method: MethodOpt = "bm25",
+    k: KOpt = 5,
+    floor: FloorOpt = None,
+    methods: Annotated[
+        str | None, typer.Option("--methods", help="Comma-separated methods for the strategies comparison.")
+    ] = None,
+    html: Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML report.")] = None,
+    save: Annotated[bool, typer.Option("--save/--no-save", help="Store the run (default: yes).")] = True,
+    status: StatusOpt = None,
+    audience: AudienceOpt = None,
+    lang: LangOpt = None,
+    tenant: TenantOpt = None,
+    valid_at: ValidAtOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Score labelled questions: metrics overall and per tag, label counts with and without the filter."""
+    others = [m.strip() for m in (methods or "").split(",") if m.strip()]
+    _check(method, k, others)
+    scope = scope_from_options(status, audience, lang, tenant, valid_at)
+    labels = _labels(labels_path)
+
+    from evidencedesk.evaluation.run import EvalRun
+    from evidencedesk.evaluation.runner import evaluate
+    from evidencedesk.evaluation.strategies import compare_strategies, recall_curve, strategy_row
+    from evidencedesk.retrieval.factory import make_searcher
+    from evidencedesk.retrieval.scope import Scope
+
+    db = _open_store(store)
+    with db:
+        chunks = db.chunks()
+        if not chunks:
+            fail(f"store {store} holds no chunks")
+        build = db.latest_build()
+        try:
+            searcher = make_searcher(method, chunks, **_params(method, store))
+            results = evaluate(searcher, labels, chunks, scope, k, floor)
+            unfiltered = evaluate(searcher, labels, chunks, Scope.everything(), k, floor)
+            rows, curves = [strategy_row(method, results, k)], {method: recall_curve(results)}
+            rest = {m: make_searcher(m, chunks, **_params(m, store)) for m in others if m != method}
+            if rest:
+                more_rows, more_curves = compare_strategies(rest, labels, chunks, scope, k)
+                rows, curves = rows + more_rows, {**curves, **more_curves}
+        except ValueError as exc:
+            fail(str(exc), 2)
+        run = EvalRun(
+            method=method,
+            k=k,
+            scope=scope.to_dict(),
+            questions=results,
+            floor=floor,
+            build_id=build.id if build else None,
+            chunking_hash=build.chunking_hash if build else "",
+            unfiltered=unfiltered,
+            strategies=[r.to_dict() for r in rows],
+            curves=curves,
+        ).to_dict()
+        run["labels"] = str(labels_path)
+        run_id = db.save_eval_run(run) if save else None
+        if html is not None:
+            from evidencedesk.evaluation.report_html import write_report
+            from evidencedesk.evaluation.series import chunk_size_series
+
+            series = chunk_size_series(db.documents(), labels, scope, method, **_params(method, store))
+            write_report(html, run, size_series=series)
+    if as_json:
+        print_json({"run_id": run_id, **run})
+        return
+    _print_run(run)
+    if html is not None:
+        console.print(f"report: {html}", highlight=False)
+    if run_id is not None:
+        console.print(f"run id {run_id} (build {run['build_id']})", highlight=False)
+
+
+@app.command()
+def diagnose(
+    labels_path: LabelsArg,
+    store: StoreOpt = DEFAULT_STORE,
+    method: MethodOpt = "bm25",
+    k: KOpt = 5,
+    floor: FloorOpt = None,
+    status: StatusOpt = None,
+    audience: AudienceOpt = None,
+    lang: LangOpt = None,
+    tenant: TenantOpt = None,
+    valid_at: ValidAtOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List each failing question with its first finding: the stage where the evidence was lost."""
+    _check(method, k, [])
+    scope = scope_from_options(status, audience, lang, tenant, valid_at)
+    labels = _labels(labels_path)
+
+    from evidencedesk.evaluation.runner import evaluate
+    from evidencedesk.retrieval.factory import make_searcher
+
+    with _open_store(store) as db:
+        chunks = db.chunks()
+    if not chunks:
+        fail(f"store {store} holds no chunks")
+    try:
+        results = evaluate(make_searcher(method, chunks, **_params(method, store)), labels, chunks, scope, k, floor)
+    except ValueError as exc:
+        fail(str(exc), 2)
+    failing = [r for r in results if r.failed]
+    if as_json:
+        print_json(
+            {
+                "method": method,
+                "k": k,
+                "n_questions": len(results),
+                "n_failed": len(failing),
+                "failing": [
+                    {
+                        "id": r.id,
+                        "question": r.question,
+                        "first": r.findings[0].to_dict(),
+                        "findings": [f.to_dict() for f in r.findings],
+                    }  # fmt: skip
+                    for r in failing
+                ],
+            }
+        )
+        return
+    table = Table(title=f"{method} · k={k}: {len(failing)} of {len(results)} questions fail")
+    for col in ("id", "stage", "label", "detail"):
+        table.add_column(col)
+    for r in failing:
+        f = r.findings[0]
+        table.add_row(r.id, f.stage, f.label, f.detail)
+    console.print(table)
+
+
+def _load_run(ref: str, store: Path) -> dict[str, Any]:
+    path = Path(ref)
+    if not ref.isdigit() and path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            fail(f"cannot read run file {ref}: {exc}")
+        if not isinstance(data, dict):
+            fail(f"run file {ref}: not a JSON object")
+        return data
+    if not ref.isdigit():
+        fail(f"{ref!r} is neither a run id nor a run file", 2)
+    with _open_store(store) as db:
+        run = db.load_eval_run(int(ref))
+    if run is None:
+        fail(f"no evaluation run {ref} in store {store}")
+    return run
+
+
+@app.command()
+def compare(
+    run_a: Annotated[str, typer.Argument(help="Baseline: a stored run id or a run JSON file.")],
+    run_b: Annotated[str, typer.Argument(help="Candidate: a stored run id or a run JSON file.")],
+    store: StoreOpt = DEFAULT_STORE,
+    threshold: Annotated[
+        float, typer.Option("--threshold", help="Largest allowed drop of any metric on any slice.")
+    ] = 0.02,
+    as_json: JsonOpt = False,
+) -> None:
+    """Compare two runs slice by slice; exit 3 when any metric on any slice drops by more than the threshold."""
+    from evidencedesk.evaluation.gate import EXIT_REGRESSED
+    from evidencedesk.evaluation.gate import compare as compare_runs
+
+    a, b = _load_run(run_a, store), _load_run(run_b, store)
+    try:
+        result = compare_runs(a, b, threshold)
+    except ValueError as exc:
+        fail(str(exc), 2)
+    if not result.deltas:
+        fail("the runs share no metric on any slice; " + "; ".join(result.notes))
+    if as_json:
+        print_json({"run_a": run_a, "run_b": run_b, **result.to_dict()})
+    else:
+        table = Table(title=f"run {run_a} → run {run_b} (threshold {threshold:g})")
+        for col in ("slice", "metric", "A", "B", "Δ", ""):
+            table.add_column(col, justify="right" if col in ("A", "B", "Δ") else "left")
+        for d in result.deltas:
+            mark = "[red]REGRESSED[/]" if d.regressed else ("[yellow]small[/]" if d.small else "")
+            table.add_row(d.slice, d.metric, f"{d.a:.3f}", f"{d.b:.3f}", f"{d.delta:+.3f}", mark)
+        console.print(table)
+        for note in result.notes:
+            err_console.print(f"note: {note}", highlight=False)
+        verdict = (
+            f"[red]regressed[/]: {len(result.regressions)} drop(s)" if result.regressed else "[green]no regression"
+        )
+        console.print(verdict)
+    if result.regressed:
+        raise typer.Exit(EXIT_REGRESSED)

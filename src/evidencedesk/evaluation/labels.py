@@ -1,0 +1,302 @@
+"""Labels: hand-written questions with evidence phrases copied from the documents.
+
+A label never names a chunk id (a new chunker would break it). A chunk's grade for a label is the
+best grade among the label's gold phrases that sit whole in the chunk's text together with all
+their ``with`` companions (a table row needs its header). Texts are compared after turning runs of
+whitespace into one space, and nothing else.
+
+``labels.jsonl`` holds one JSON object per line: ``id``, ``question``, ``tags``, ``answerable``,
+``gold`` (a list of ``{"evidence", "grade", "with"}``), and optional ``answer`` and ``reason``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from pathlib import Path
+from typing import Any
+
+from evidencedesk.documents import Chunk
+from evidencedesk.evaluation.text import normalise_space
+
+TAGS = ("exact_term", "paraphrase", "bangla", "structured", "stale", "staff", "unanswerable", "multi")
+GRADES = (1, 2)
+_LABEL_KEYS = {"id", "question", "tags", "answerable", "gold", "answer", "reason"}
+_REQUIRED = ("id", "question", "tags", "answerable", "gold")
+_GOLD_KEYS = {"evidence", "grade", "with", "section"}
+
+
+def chunk_text(chunk_or_text: Chunk | str) -> str:
+    """The text a label is checked against: a parent-child chunk's parent text (what the model reads)."""
+    if isinstance(chunk_or_text, str):
+        return chunk_or_text
+    return chunk_or_text.parent_text or chunk_or_text.text
+
+
+@lru_cache(maxsize=65536)
+def _normalised(text: str) -> str:
+    return normalise_space(text)
+
+
+@dataclass(frozen=True)
+class Gold:
+    """One evidence phrase: grade 2 answers the question, grade 1 is useful context."""
+
+    evidence: str
+    grade: int
+    with_: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.evidence, str) or not self.evidence.strip():
+            raise ValueError("gold evidence: must be a non-empty string")
+        if isinstance(self.grade, bool) or self.grade not in GRADES:
+            raise ValueError(f"gold grade: must be 1 or 2, got {self.grade!r}")
+        object.__setattr__(self, "with_", tuple(self.with_))
+        if any(not isinstance(w, str) or not w.strip() for w in self.with_):
+            raise ValueError("gold with: every companion phrase must be a non-empty string")
+
+    @cached_property
+    def needles(self) -> tuple[str, ...]:
+        """The phrase and its companions with whitespace runs made single spaces."""
+        return tuple(normalise_space(p) for p in (self.evidence, *self.with_))
+
+    def held_by(self, chunk_or_text: Chunk | str) -> bool:
+        """True when the phrase and all its companions sit whole in the text."""
+        text = _normalised(chunk_text(chunk_or_text))
+        return all(n in text for n in self.needles)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"evidence": self.evidence, "grade": self.grade, "with": list(self.with_)}
+
+
+@dataclass(frozen=True)
+class Label:
+    id: str
+    question: str
+    tags: tuple[str, ...]
+    answerable: bool
+    gold: tuple[Gold, ...] = ()
+    answer: str = ""
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id.strip():
+            raise ValueError("label id: must be a non-empty string")
+        if not isinstance(self.question, str) or not self.question.strip():
+            raise ValueError(f"label {self.id} question: must be a non-empty string")
+        object.__setattr__(self, "tags", tuple(self.tags))
+        object.__setattr__(self, "gold", tuple(self.gold))
+        unknown = [t for t in self.tags if t not in TAGS]
+        if unknown:
+            raise ValueError(
+                f"label {self.id} tags: unknown {', '.join(map(repr, unknown))}; allowed: {', '.join(TAGS)}"
+            )
+        if self.answerable and not any(g.grade == 2 for g in self.gold):
+            raise ValueError(f"label {self.id} gold: an answerable label needs at least one grade-2 phrase")
+        if not self.answerable and self.gold:
+            raise ValueError(f"label {self.id} gold: an unanswerable label must have no gold phrases")
+
+    @property
+    def answers(self) -> tuple[Gold, ...]:
+        """The grade-2 phrases: each one is part of the answer."""
+        return tuple(g for g in self.gold if g.grade == 2)
+
+    def grade_of(self, chunk_or_text: Chunk | str) -> int:
+        """The best grade among the gold phrases held whole by the chunk (0 when none is)."""
+        return max((g.grade for g in self.gold if g.held_by(chunk_or_text)), default=0)
+
+    def qrels(self, chunks: Iterable[Chunk]) -> dict[str, int]:
+        """``{chunk id: grade}`` for every chunk with a grade of at least 1."""
+        out: dict[str, int] = {}
+        for c in chunks:
+            grade = self.grade_of(c)
+            if grade:
+                out[c.id] = grade
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "question": self.question,
+            "tags": list(self.tags),
+            "answerable": self.answerable,
+            "gold": [g.to_dict() for g in self.gold],
+            "answer": self.answer,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class LabelIssue:
+    """One problem in a labels file: where it is and which field is wrong."""
+
+    path: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.field}: {self.message}"
+
+
+class LabelError(ValueError):
+    """A labels file has bad lines; ``issues`` lists every one of them."""
+
+    def __init__(self, issues: Sequence[LabelIssue]) -> None:
+        self.issues = list(issues)
+        lines = "\n".join(f"  {i}" for i in self.issues)
+        super().__init__(f"{len(self.issues)} problem(s) in labels file:\n{lines}")
+
+
+@dataclass
+class LabelSet:
+    """What reading a labels file found: the good labels and the issues of the bad lines."""
+
+    labels: list[Label] = field(default_factory=list)
+    issues: list[LabelIssue] = field(default_factory=list)
+
+
+class _Line:
+    """Checks one parsed line, collecting issues instead of stopping at the first."""
+
+    def __init__(self, path: str, line: int, obj: dict[str, Any]) -> None:
+        self.path, self.line, self.obj = path, line, obj
+        self.issues: list[LabelIssue] = []
+
+    def bad(self, name: str, message: str) -> None:
+        self.issues.append(LabelIssue(self.path, self.line, name, message))
+
+    def string(self, name: str, required: bool) -> str:
+        value = self.obj.get(name, None if required else "")
+        if value is None:
+            self.bad(name, "missing")
+            return ""
+        if not isinstance(value, str):
+            self.bad(name, f"must be a string, got {type(value).__name__}")
+            return ""
+        if required and not value.strip():
+            self.bad(name, "must not be empty")
+        return value
+
+    def tags(self) -> tuple[str, ...]:
+        value = self.obj.get("tags")
+        if value is None:
+            self.bad("tags", "missing")
+            return ()
+        if not isinstance(value, list) or any(not isinstance(t, str) for t in value):
+            self.bad("tags", "must be a list of strings")
+            return ()
+        unknown = [t for t in value if t not in TAGS]
+        if unknown:
+            self.bad("tags", f"unknown tag(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(TAGS)}")
+        return tuple(t for t in value if t in TAGS)
+
+    def gold(self) -> tuple[Gold, ...]:
+        value = self.obj.get("gold")
+        if value is None:
+            self.bad("gold", "missing")
+            return ()
+        if not isinstance(value, list):
+            self.bad("gold", f"must be a list, got {type(value).__name__}")
+            return ()
+        out: list[Gold] = []
+        for n, item in enumerate(value):
+            where = f"gold[{n}]"
+            if not isinstance(item, dict):
+                self.bad(where, f"must be an object, got {type(item).__name__}")
+                continue
+            for key in sorted(set(item) - _GOLD_KEYS):
+                self.bad(f"{where}.{key}", f"unknown field; allowed: {', '.join(sorted(_GOLD_KEYS))}")
+            evidence, grade, with_ = item.get("evidence"), item.get("grade"), item.get("with", [])
+            ok = True
+            if not isinstance(evidence, str) or not evidence.strip():
+                self.bad(f"{where}.evidence", "missing" if evidence is None else "must be a non-empty string")
+                ok = False
+            if isinstance(grade, bool) or grade not in GRADES:
+                self.bad(f"{where}.grade", "missing" if grade is None else f"must be 1 or 2, got {grade!r}")
+                ok = False
+            if not isinstance(with_, list) or any(not isinstance(w, str) or not w.strip() for w in with_):
+                self.bad(f"{where}.with", "must be a list of non-empty strings")
+                ok = False
+            if ok:
+                out.append(Gold(evidence, grade, tuple(with_)))
+        return tuple(out)
+
+    def label(self) -> Label | None:
+        for key in sorted(set(self.obj) - _LABEL_KEYS):
+            self.bad(key, f"unknown field; allowed: {', '.join(sorted(_LABEL_KEYS))}")
+        id_ = self.string("id", True)
+        question = self.string("question", True)
+        tags = self.tags()
+        answerable = self.obj.get("answerable")
+        if answerable is None:
+            self.bad("answerable", "missing")
+        elif not isinstance(answerable, bool):
+            self.bad("answerable", f"must be true or false, got {answerable!r}")
+        gold = self.gold()
+        answer, reason = self.string("answer", False), self.string("reason", False)
+        if answerable is True and "gold" in self.obj and not self.obj["gold"]:
+            self.bad("gold", "an answerable label needs at least one evidence phrase")
+        elif answerable is True and gold and not any(g.grade == 2 for g in gold):
+            self.bad("gold", "an answerable label needs at least one grade-2 phrase")
+        if answerable is False and self.obj.get("gold"):
+            self.bad("gold", "an unanswerable label must have no gold phrases")
+        if answerable is True and "unanswerable" in tags:
+            self.bad("tags", "tag 'unanswerable' on a label with answerable: true")
+        if self.issues:
+            return None
+        return Label(id_, question, tags, bool(answerable), gold, answer, reason)
+
+
+def read_labels(path: str | Path) -> LabelSet:
+    """Read every line of a labels file; never raises for a bad line (see ``LabelSet.issues``).
+
+    Blank lines are skipped. A duplicate id is an issue on the later line; the first one is kept.
+    """
+    path = Path(path)
+    name = str(path)
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"labels file not found: {name}") from None
+    except UnicodeDecodeError as exc:
+        return LabelSet([], [LabelIssue(name, 0, "(file)", f"not UTF-8 text: {exc}")])
+    result = LabelSet()
+    seen: dict[str, int] = {}
+    for n, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            result.issues.append(LabelIssue(name, n, "(json)", f"invalid JSON: {exc.msg} at column {exc.colno}"))
+            continue
+        if not isinstance(obj, dict):
+            result.issues.append(LabelIssue(name, n, "(line)", f"must be a JSON object, got {type(obj).__name__}"))
+            continue
+        checker = _Line(name, n, obj)
+        label = checker.label()
+        id_ = obj.get("id")
+        if isinstance(id_, str) and id_ in seen:
+            checker.bad("id", f"duplicate id {id_!r} (first on line {seen[id_]})")
+            label = None
+        elif isinstance(id_, str) and id_.strip():
+            seen[id_] = n
+        result.issues.extend(checker.issues)
+        if label is not None:
+            result.labels.append(label)
+    return result
+
+
+def load_labels(path: str | Path, strict: bool = True) -> list[Label]:
+    """The labels of a file. ``strict`` raises ``LabelError`` listing every bad line;
+    otherwise bad lines are left out (use ``read_labels`` to see them)."""
+    result = read_labels(path)
+    if strict and result.issues:
+        raise LabelError(result.issues)
+    return result.labels
+
+
+__all__ = ["TAGS", "Gold", "Label", "LabelError", "LabelIssue", "LabelSet", "chunk_text", "load_labels", "read_labels"]

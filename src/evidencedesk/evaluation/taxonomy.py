@@ -1,0 +1,246 @@
+"""diagnose: which stage lost the evidence for one labelled question, read off its trace.
+
+A finding is a (stage, label) pair with a detail. Stages are checked in pipeline order and the
+findings come back sorted by stage, so the first one is the root cause: a fact lost early cannot be
+repaired later.
+
+Checks, in stage order:
+
+- ingestion/missed_evidence: a grade-2 phrase is whole in no indexed chunk.
+- retrieval/missed_evidence: the answer is indexed but in none of the top k (its deeper rank, if any).
+- retrieval/irrelevant_match: rank 1 has grade 0 while an answer sits lower in the top k.
+- retrieval/stale_document: a top-k candidate is not ``current`` or not valid on the scope's date.
+- context/missed_evidence: an answer in the top k did not reach the context (``trace.dropped`` says why).
+- context/irrelevant_match: an unanswerable question got a non-empty context.
+- context/duplicate_chunks: two context chunks with ``word_overlap`` at or above the threshold.
+- generation/missed_evidence: the generator abstained although the context held the answer.
+- generation/unsupported_answer: numbers of the answer absent from its cited (shown) chunks, or under
+  half of its content words there; or an answer to a question the documents cannot answer.
+- citation/unsupported_answer: no citation, or a cited id that was not shown (found elsewhere in the
+  index, or nowhere).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from datetime import date
+from typing import Any
+
+from evidencedesk.documents import Chunk
+from evidencedesk.evaluation.labels import Gold, Label, chunk_text
+from evidencedesk.evaluation.overlap import DUPLICATE_THRESHOLD, word_overlap
+from evidencedesk.evaluation.text import content_words, numbers, share_present
+from evidencedesk.retrieval.candidates import Candidate
+from evidencedesk.retrieval.scope import Scope
+from evidencedesk.trace import Finding, Trace
+
+STAGES = ("ingestion", "retrieval", "context", "generation", "citation")
+LABELS = ("missed_evidence", "irrelevant_match", "stale_document", "duplicate_chunks", "unsupported_answer")
+MIN_WORD_SUPPORT = 0.5  # share of the answer's content words its cited chunks must hold
+_ORDER = {s: i for i, s in enumerate(STAGES)}
+
+
+def _short(text: str, n: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _first_rank(gold: Gold, cands: Sequence[Candidate]) -> int | None:
+    return next((i for i, c in enumerate(cands, 1) if gold.held_by(c.chunk)), None)
+
+
+def _scope_of(trace: Trace) -> Scope | None:
+    try:
+        return Scope.from_dict(trace.scope) if trace.scope else None
+    except (ValueError, TypeError):
+        return None
+
+
+def _answer_path(label: Label, trace: Trace, top: list[Candidate], k: int, indexed: Sequence[Chunk]) -> list[Finding]:
+    out: list[Finding] = []
+    answers = label.answers
+    lost = [g for g in answers if not any(g.held_by(c) for c in indexed)]
+    if lost:
+        what = f"{len(lost)} of {len(answers)} answer phrases are" if len(answers) > 1 else "the answer is"
+        out.append(
+            Finding("ingestion", "missed_evidence", f"{what} whole in no indexed chunk: {_short(lost[0].evidence)!r}")
+        )
+    present = [g for g in answers if g not in lost]
+    if not present:
+        return out
+    ranks = {g: _first_rank(g, top) for g in present}
+    missing = [g for g in present if ranks[g] is None]
+    if missing:
+        if len(missing) < len(present):
+            detail = (
+                f"{len(missing)} of {len(present)} answer phrases not in the top {k}: {_short(missing[0].evidence)!r}"
+            )
+        elif not top:
+            detail = f"answer not in the top {k}; nothing was retrieved"
+        else:
+            detail = f"answer not in the top {k}; rank 1 is {top[0].chunk.id}"
+        deeper = [r for g in missing if (r := _first_rank(g, trace.retrieved)) is not None and r > k]
+        if deeper:
+            detail += f"; found at rank {min(deeper)}"
+        scope = _scope_of(trace)
+        if scope is not None and not any(g.held_by(c) and scope.allows_chunk(c) for g in missing for c in indexed):
+            detail += "; it is only in chunks outside the scope"
+        out.append(Finding("retrieval", "missed_evidence", detail))
+    found = sorted(r for r in ranks.values() if r is not None)
+    if not found:
+        return out
+    if label.grade_of(top[0].chunk) == 0:
+        out.append(
+            Finding("retrieval", "irrelevant_match", f"answer outranked: rank {found[0]}; rank 1 is {top[0].chunk.id}")
+        )
+    context_has = {g: any(g.held_by(c.chunk) for c in trace.context) for g in present if ranks[g] is not None}
+    gone = [g for g, ok in context_has.items() if not ok]
+    if gone:
+        rank = ranks[gone[0]] or 0
+        cand = top[rank - 1]
+        why = next((d for d in trace.dropped if d.chunk_id == cand.chunk.id), None)
+        reason = f" ({why.reason}{': ' + why.detail if why.detail else ''})" if why else ""
+        out.append(
+            Finding("context", "missed_evidence", f"retrieved at rank {rank} but dropped before the prompt{reason}")
+        )
+    elif trace.abstained:
+        out.append(
+            Finding(
+                "generation", "missed_evidence", f"abstained although the context held the answer (rank {found[0]})"
+            )
+        )
+    return out
+
+
+def _stale(top: list[Candidate], day: date) -> list[Finding]:
+    stale = []
+    for rank, c in enumerate(top, 1):
+        meta = c.chunk.metadata
+        if meta.status != "current":
+            stale.append(f"{meta.status} {c.chunk.id} at rank {rank}")
+        elif not meta.valid_on(day):
+            stale.append(f"{c.chunk.id} at rank {rank} is not valid on {day.isoformat()}")
+    if not stale:
+        return []
+    return [Finding("retrieval", "stale_document", "; ".join(stale))]
+
+
+def _duplicates(context: list[Candidate], threshold: float) -> list[Finding]:
+    pairs = []
+    for i, a in enumerate(context):
+        for b in context[i + 1 :]:
+            share = word_overlap(chunk_text(a.chunk), chunk_text(b.chunk))
+            if share >= threshold:
+                pairs.append(f"{a.chunk.id} and {b.chunk.id} share {share:.0%} of their words")
+    if not pairs:
+        return []
+    more = f" (+{len(pairs) - 1} more pair(s))" if len(pairs) > 1 else ""
+    return [Finding("context", "duplicate_chunks", pairs[0] + more)]
+
+
+def _strip_citations(answer: str, cited: Iterable[str]) -> str:
+    for cid in cited:
+        answer = answer.replace(cid, " ")
+    return re.sub(r"\[[^\]]*\]", " ", answer)
+
+
+def _generation(answer: str, trace: Trace) -> list[Finding]:
+    shown = {c.chunk.id: c for c in trace.context}
+    cited_shown = [shown[i] for i in trace.cited if i in shown]
+    basis = cited_shown or list(trace.context)  # a wrong citation is the citation stage's finding
+    if not basis:
+        return [Finding("generation", "unsupported_answer", "answered with an empty context")]
+    support = " ".join(chunk_text(c.chunk) for c in basis)
+    claim = _strip_citations(answer, trace.cited)
+    whose = "its cited chunks" if cited_shown else "the context"
+    missing = [n for n in numbers(claim) if n not in set(numbers(support))]
+    if missing:
+        return [
+            Finding(
+                "generation", "unsupported_answer", f"number(s) {', '.join(missing)} of the answer are not in {whose}"
+            )
+        ]
+    share = share_present(content_words(claim), set(content_words(support)))
+    if share < MIN_WORD_SUPPORT:
+        return [
+            Finding("generation", "unsupported_answer", f"only {share:.0%} of the answer's key words are in {whose}")
+        ]
+    return []
+
+
+def _citations(trace: Trace, indexed_ids: set[str]) -> list[Finding]:
+    if not trace.cited:
+        return [Finding("citation", "unsupported_answer", "the answer cites no chunk")]
+    shown = {c.chunk.id for c in trace.context}
+    out = []
+    for cid in trace.cited:
+        if cid in shown:
+            continue
+        where = "it exists in the index" if cid in indexed_ids else "it exists nowhere in the index"
+        out.append(f"cites {cid}, which was not shown to the model ({where})")
+    return [Finding("citation", "unsupported_answer", "; ".join(out))] if out else []
+
+
+def diagnose(
+    label: Label,
+    trace: Trace,
+    indexed: Sequence[Chunk],
+    k: int | None = None,
+    overlap_threshold: float = DUPLICATE_THRESHOLD,
+    day: date | None = None,
+) -> list[Finding]:
+    """Findings for one question, sorted by stage (the first is the root cause).
+
+    ``indexed`` is every chunk the index holds. ``k`` cuts the final ranked list (reranked if the trace
+    has it, else retrieved); None keeps all of it. ``trace.retrieved`` may run deeper than k, so a
+    missed answer can be given its deeper rank. ``day`` is the validity date for stale checks
+    (default: the trace scope's ``valid_at``, else today).
+    """
+    if k is not None and k < 1:
+        raise ValueError(f"k: must be at least 1, got {k}")
+    if not 0 < overlap_threshold <= 1:
+        raise ValueError(f"overlap_threshold: must be in (0, 1], got {overlap_threshold}")
+    final = list(trace.reranked or trace.retrieved)
+    top = final[:k] if k is not None else final
+    cut = k if k is not None else len(final)
+    answered = bool(trace.answer and trace.answer.strip()) and not trace.abstained
+    if not label.answerable and trace.abstained:
+        return []
+    findings: list[Finding] = []
+    if label.answerable:
+        findings += _answer_path(label, trace, top, cut, indexed)
+    else:
+        if trace.context:
+            n = len(trace.context)
+            findings.append(
+                Finding("context", "irrelevant_match", f"{n} chunk(s) in the prompt; the corpus has no answer")
+            )
+        if answered:
+            findings.append(
+                Finding("generation", "unsupported_answer", "answered a question the documents do not answer")
+            )
+    scope = _scope_of(trace)
+    findings += _stale(top, day or (scope.valid_at if scope and scope.valid_at else date.today()))
+    findings += _duplicates(list(trace.context), overlap_threshold)
+    if answered and label.answerable:
+        findings += _generation(trace.answer or "", trace)
+    if answered:
+        findings += _citations(trace, {c.id for c in indexed})
+    return sorted(findings, key=lambda f: _ORDER[f.stage])
+
+
+def label_counts(rows: Iterable[Any]) -> Counter[tuple[str, str]]:
+    """How many questions have each (stage, label); a question counts once per pair.
+
+    ``rows`` holds objects with a ``findings`` attribute (``QuestionResult``) or lists of findings.
+    """
+    counts: Counter[tuple[str, str]] = Counter()
+    for row in rows:
+        found = getattr(row, "findings", row)
+        counts.update({(f.stage, f.label) for f in found})
+    return counts
+
+
+__all__ = ["LABELS", "MIN_WORD_SUPPORT", "STAGES", "diagnose", "label_counts"]
