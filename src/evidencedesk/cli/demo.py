@@ -1,0 +1,153 @@
+"""``evidencedesk demo``: the main job on the bundled example corpus, end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from evidencedesk.cli.app import app, console, fail
+
+DEMO_QUESTIONS = (
+    ("q02", "a superseded rule conflicts with the current one"),
+    ("q39", "nothing in the documents answers it"),
+    ("q16", "the answer sits in a torque table"),
+)
+CHUNKER_GRID = (
+    ("fixed", 60, "chars"),
+    ("fixed", 120, "words"),
+    ("recursive", 120, "words"),
+    ("section", 120, "words"),
+    ("paragraph", 120, "words"),
+    ("structure", 120, "words"),
+    ("parent_child", 120, "words"),
+)
+
+
+def _section(title: str) -> None:
+    console.rule(f"[bold]{title}")
+
+
+def _ingest(store: Any, docs: Path) -> None:
+    from evidencedesk.chunking import ChunkingConfig
+
+    report = store.ingest(docs, ChunkingConfig())
+    table = Table("added", "updated", "unchanged", "removed", "failed", "documents", "chunks", "build")
+    table.add_row(
+        *(str(len(getattr(report, f))) for f in ("added", "updated", "unchanged", "removed", "failed")),
+        str(report.n_documents),
+        str(report.n_chunks),
+        str(report.build_id),
+    )
+    console.print(table)
+    for failure in report.failed:
+        console.print(f"  [red]failed[/] {failure['path']}: {failure['reason']}")
+
+
+def _whole_evidence(docs: Path, rows: list[dict[str, Any]]) -> None:
+    from evidencedesk.chunking import ChunkingConfig, chunk_document
+    from evidencedesk.chunking.evidence import whole_evidence
+    from evidencedesk.ingest import parse_folder
+
+    documents = parse_folder(docs).documents
+    table = Table("chunker", "size", "chunks", "answers whole in one chunk")
+    for name, size, unit in CHUNKER_GRID:
+        config = ChunkingConfig(name=name, size=size, unit=unit)
+        chunks = [c for d in documents for c in chunk_document(d, config)]
+        whole, total = whole_evidence(chunks, rows)
+        colour = "green" if whole == total else "red"
+        table.add_row(name, f"{size} {unit}", str(len(chunks)), f"[{colour}]{whole}/{total}[/]")
+    console.print(table)
+
+
+def _strategies(store_path: Path, chunks: list[Any], labels: list[Any], k: int) -> dict[str, Any]:
+    from evidencedesk.evaluation.strategies import compare_strategies
+    from evidencedesk.retrieval.factory import make_searcher
+
+    cache = {"cache_path": store_path / "embeddings.sqlite"}
+    searchers = {
+        "bm25": make_searcher("bm25", chunks),
+        "dense": make_searcher("dense", chunks, **cache),
+        "hybrid": make_searcher("hybrid", chunks, leg_params={"dense": cache}),
+    }
+    rows, _ = compare_strategies(searchers, labels, chunks, None, k=k)
+    table = Table("strategy", "hit@1", "hit@3", "hit@5", "answer outranked", f"no answer in {k}", "junk for unanswerable")
+    for row in rows:
+        table.add_row(
+            row.method,
+            *(f"{row.hits[f'hit@{n}']}/{row.n_answerable}" for n in (1, 3, 5)),
+            str(row.outranked),
+            str(row.no_answer_in_k),
+            f"{row.junk}/{row.n_unanswerable}",
+        )
+    console.print(table)
+    return searchers
+
+
+def _diagnosis(searcher: Any, chunks: list[Any], labels: list[Any], k: int) -> None:
+    from evidencedesk.evaluation.runner import evaluate
+
+    results = evaluate(searcher, labels, chunks, None, k)
+    failing = [r for r in results if r.failed]
+    table = Table("question", "stage", "label", "detail")
+    for r in failing:
+        f = r.findings[0]
+        table.add_row(r.id, f.stage, f.label, f.detail)
+    console.print(f"{len(failing)} of {len(results)} questions fail with {searcher.name} at k={k}")
+    if failing:
+        console.print(table)
+
+
+def _answers(searcher: Any, chunks: list[Any], labels: list[Any]) -> None:
+    from evidencedesk.answer.generators import get_generator
+    from evidencedesk.answer.pipeline import ask
+
+    by_id = {c.id: c for c in chunks}
+    by_label = {x.id: x for x in labels}
+    generator = get_generator("extractive")
+    for qid, why in DEMO_QUESTIONS:
+        label = by_label[qid]
+        checked, trace = ask(label.question, searcher, by_id, generator, k=5, label=label)
+        console.print(f"[bold]{label.question}[/]  [dim]({why})[/]")
+        if checked.abstained:
+            console.print(f"  [yellow]abstains:[/] {checked.reason}")
+        else:
+            console.print(f"  {checked.answer}")
+            for cid in checked.cited:
+                chunk = by_id[cid]
+                console.print(f"  [cyan]\\[{cid}][/] {chunk.source} {chunk.location.label} (status {chunk.metadata.status})")
+        console.print()
+
+
+@app.command()
+def demo(
+    store: Annotated[Path, typer.Option("--store", help="Store directory for the demo.")] = Path(".evidencedesk-demo"),
+    corpus: Annotated[Path, typer.Option("--corpus", help="Example folder holding docs/ and labels.jsonl.")] = Path(
+        "examples/kestrel"
+    ),
+    k: Annotated[int, typer.Option("--k", min=1, max=50, help="Results per question.")] = 5,
+) -> None:
+    """Ingest the bundled example corpus, compare chunkers and strategies, diagnose failures and answer."""
+    from evidencedesk.evaluation.labels import load_labels
+    from evidencedesk.store import Store
+
+    docs, labels_path = corpus / "docs", corpus / "labels.jsonl"
+    if not docs.is_dir() or not labels_path.is_file():
+        fail(f"{corpus}: expected a docs/ folder and labels.jsonl (run from the repository root)")
+    rows = [json.loads(line) for line in labels_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    labels = load_labels(labels_path)
+    with Store(store) as st:
+        _section("1. Ingest")
+        _ingest(st, docs)
+        chunks = st.chunks()
+    _section("2. Answers whole inside one chunk, per chunker")
+    _whole_evidence(docs, rows)
+    _section(f"3. Strategies on {len(labels)} labelled questions (default scope: current, public)")
+    searchers = _strategies(store, chunks, labels, k)
+    _section("4. Diagnosis: the first failing stage of each question")
+    _diagnosis(searchers["bm25"], chunks, labels, 3)
+    _section("5. Answers with validated citations (hybrid search, extractive generator)")
+    _answers(searchers["hybrid"], chunks, labels)
