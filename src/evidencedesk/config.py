@@ -48,7 +48,7 @@ class LegSettings(_Strict):
     k1: float = Field(1.5, gt=0)
     b: float = Field(0.75, ge=0, le=1)
     stem: bool = True
-    stopwords: bool = False
+    stopwords: str | None = "english"
     rank: int = Field(100, ge=1)  # LSA rank
     model: str = "minilm"  # dense: "minilm" (bundled) or a sentence-transformers name or path
     contextual: bool = False

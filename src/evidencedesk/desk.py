@@ -1,0 +1,254 @@
+"""Desk: the whole pipeline behind one object, configured by ``Settings``.
+
+>>> desk = Desk(".evidencedesk")                        # doctest: +SKIP
+>>> desk.ingest("examples/kestrel/docs")                 # doctest: +SKIP
+>>> desk.search("stem bolt torque size M", k=3)          # doctest: +SKIP
+>>> desk.ask("Can I return a bike after five weeks?")    # doctest: +SKIP
+
+The CLI, the HTTP service and this class read the same ``Settings`` model; anything the YAML file
+can say, ``Desk(store, settings=...)`` accepts. Searchers are built once per index build and reused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evidencedesk.config import Settings, load_settings
+from evidencedesk.documents import Chunk
+from evidencedesk.retrieval.candidates import Candidate, Searcher
+from evidencedesk.retrieval.scope import Scope
+from evidencedesk.trace import Finding
+
+EMBEDDINGS_FILE = "embeddings.sqlite"
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The first (root-cause) finding of one failing labelled question, and all its findings."""
+
+    question_id: str
+    question: str
+    findings: tuple[Finding, ...]
+
+    @property
+    def root(self) -> Finding:
+        return self.findings[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.question_id, "question": self.question, "findings": [f.to_dict() for f in self.findings]}
+
+
+class Desk:
+    """Open a store (a directory path) and run ingest, search, ask, evaluate, diagnose and compare."""
+
+    def __init__(self, store: str | Path | None = None, settings: Settings | None = None) -> None:
+        from evidencedesk.store import Store
+
+        self.settings = settings if settings is not None else load_settings()
+        location = str(store) if store is not None else self.settings.store
+        if location.startswith(("postgresql://", "postgres://")):
+            raise ValueError(
+                "store: a postgresql:// URL is served by evidencedesk.backends; Desk opens embedded stores"
+            )
+        self.path = Path(location)
+        self.store = Store(self.path)
+        self._searchers: dict[tuple[str, int | None], Searcher] = {}
+        self._chunks: tuple[int | None, list[Chunk]] | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Desk:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- ingest ----------------------------------------------------------------------------------
+    def ingest(self, folder: str | Path, **chunker: Any) -> Any:
+        """Ingest a folder; ``chunker`` overrides (name=, size=, overlap=, unit=) the configured chunker."""
+        from evidencedesk.config import ChunkerSettings
+
+        merged = {**self.settings.chunker.model_dump(), **chunker}
+        report = self.store.ingest(Path(folder), ChunkerSettings(**merged).to_chunking())
+        self._searchers.clear()
+        self._chunks = None
+        return report
+
+    def chunks(self) -> list[Chunk]:
+        """Every stored chunk (cached until the next build)."""
+        build = self.store.latest_build()
+        build_id = build.id if build else None
+        if self._chunks is None or self._chunks[0] != build_id:
+            self._chunks = (build_id, self.store.chunks())
+            self._searchers.clear()
+        return self._chunks[1]
+
+    # -- search ----------------------------------------------------------------------------------
+    def _leg_params(self, method: str) -> dict[str, Any]:
+        leg = next((x for x in self.settings.retrieval.legs if x.method == method), None)
+        if method == "dense":
+            params: dict[str, Any] = {"cache_path": self.path / EMBEDDINGS_FILE}
+            if leg is not None:
+                params["contextual"] = leg.contextual
+                if leg.model != "minilm":
+                    params["embedder"] = leg.model
+            return params
+        if method == "bm25":
+            return {"k1": leg.k1, "b": leg.b, "stem": leg.stem, "stopwords": leg.stopwords} if leg else {}
+        if method == "lsa" and leg is not None:
+            return {"rank": leg.rank}
+        return {}
+
+    def searcher(self, method: str | None = None) -> Searcher:
+        """The first-stage searcher for ``method`` (default: what the settings describe)."""
+        from evidencedesk.retrieval.factory import make_searcher
+
+        method = method or self.settings.retrieval.method
+        chunks = self.chunks()
+        key = (method, self._chunks[0] if self._chunks else None)
+        if key not in self._searchers:
+            if method == "hybrid":
+                r = self.settings.retrieval
+                legs = [leg.method for leg in r.legs] if len(r.legs) > 1 else ["bm25", "dense"]
+                self._searchers[key] = make_searcher(
+                    "hybrid",
+                    chunks,
+                    legs=legs,
+                    leg_params={m: self._leg_params(m) for m in legs},
+                    fusion=r.fusion.method,
+                    rrf_k=r.fusion.k,
+                    weights=r.fusion.weights,
+                    depth=max(leg.depth for leg in r.legs),
+                )
+            else:
+                self._searchers[key] = make_searcher(method, chunks, **self._leg_params(method))
+        return self._searchers[key]
+
+    def _scope(self, scope: Scope | dict[str, Any] | None) -> Scope:
+        if scope is None:
+            return self.settings.scope.to_scope()
+        return Scope.from_dict(scope) if isinstance(scope, dict) else scope
+
+    def search(
+        self, query: str, k: int | None = None, method: str | None = None, scope: Scope | dict[str, Any] | None = None
+    ) -> list[Candidate]:
+        """Ranked chunks for ``query`` inside ``scope`` (default: the configured scope)."""
+        return self.searcher(method).search(query, k or self.settings.retrieval.k, self._scope(scope))
+
+    # -- ask -------------------------------------------------------------------------------------
+    def ask(
+        self,
+        question: str,
+        scope: Scope | dict[str, Any] | None = None,
+        generator: str | None = None,
+        method: str | None = None,
+        k: int | None = None,
+        save: bool = True,
+    ) -> dict[str, Any]:
+        """Answer with validated citations, or abstain; returns what ``evidencedesk ask --json`` prints."""
+        from evidencedesk.answer.generators import get_generator
+        from evidencedesk.answer.pipeline import ask, result_dict
+        from evidencedesk.retrieval.rerank import get_reranker
+
+        s = self.settings
+        gen_name = generator or s.generator.name
+        params: dict[str, Any] = {}
+        if gen_name == "openai":
+            params = {"base_url": s.generator.base_url, "model": s.generator.model}
+        rerank = s.retrieval.rerank
+        spec = rerank.method if rerank.method != "cross-encoder" else f"cross-encoder:{rerank.model}"
+        by_id = {c.id: c for c in self.chunks()}
+        checked, trace = ask(
+            question,
+            self.searcher(method),
+            by_id,
+            get_generator(gen_name, **params),
+            scope=self._scope(scope),
+            k=k or s.retrieval.k,
+            candidates=max(rerank.candidates, k or s.retrieval.k),
+            reranker=get_reranker(spec if rerank.method in ("overlap", "cross-encoder") else None),
+            budget_tokens=s.context.budget_tokens,
+            floor=s.context.floor,
+            dedup_threshold=s.context.dedup_threshold,
+            order=s.context.order,
+        )
+        out = result_dict(checked, trace, by_id)
+        if save:
+            self.store.save_trace(trace.id, out)
+        return out
+
+    # -- evaluate --------------------------------------------------------------------------------
+    def evaluate(
+        self,
+        labels: str | Path,
+        method: str | None = None,
+        k: int | None = None,
+        scope: Scope | dict[str, Any] | None = None,
+        save: bool = True,
+    ) -> dict[str, Any]:
+        """Score labelled questions; returns the stored run (with ``run_id`` when saved)."""
+        from evidencedesk.evaluation.labels import load_labels
+        from evidencedesk.evaluation.run import EvalRun
+        from evidencedesk.evaluation.runner import evaluate
+        from evidencedesk.evaluation.strategies import recall_curve, strategy_row
+
+        method = method or self.settings.retrieval.method
+        k = k or self.settings.retrieval.k
+        the_scope = self._scope(scope)
+        rows = load_labels(Path(labels))
+        chunks = self.chunks()
+        searcher = self.searcher(method)
+        results = evaluate(searcher, rows, chunks, the_scope, k)
+        build = self.store.latest_build()
+        run = EvalRun(
+            method=method,
+            k=k,
+            scope=the_scope.to_dict(),
+            questions=results,
+            build_id=build.id if build else None,
+            chunking_hash=build.chunking_hash if build else "",
+            unfiltered=evaluate(searcher, rows, chunks, Scope.everything(), k),
+            strategies=[strategy_row(method, results, k).to_dict()],
+            curves={method: recall_curve(results)},
+        ).to_dict()
+        run["labels"] = str(labels)
+        if save:
+            run["run_id"] = self.store.save_eval_run(run)
+        return run
+
+    def diagnose(
+        self, labels: str | Path, method: str | None = None, k: int | None = None, scope: Scope | None = None
+    ) -> list[Diagnosis]:
+        """Every failing labelled question with its findings, the root cause first."""
+        from evidencedesk.evaluation.labels import load_labels
+        from evidencedesk.evaluation.runner import evaluate
+
+        rows = load_labels(Path(labels))
+        results = evaluate(self.searcher(method), rows, self.chunks(), self._scope(scope), k or self.settings.retrieval.k)
+        return [Diagnosis(r.id, r.question, tuple(r.findings)) for r in results if r.failed and r.findings]
+
+    def compare(self, run_a: int | dict[str, Any], run_b: int | dict[str, Any], threshold: float = 0.02) -> Any:
+        """Per-slice differences between two eval runs; ``.regressed`` is the gate's verdict."""
+        from evidencedesk.evaluation.gate import compare
+
+        def load(run: int | dict[str, Any]) -> dict[str, Any]:
+            if isinstance(run, dict):
+                return run
+            found = self.store.load_eval_run(run)
+            if found is None:
+                raise ValueError(f"no eval run with id {run} in {self.path}")
+            return found
+
+        return compare(load(run_a), load(run_b), threshold)
+
+
+def labelled_questions(labels: str | Path) -> Sequence[Any]:
+    """The labels of a ``labels.jsonl`` file (a shortcut for ``evaluation.labels.load_labels``)."""
+    from evidencedesk.evaluation.labels import load_labels
+
+    return load_labels(Path(labels))

@@ -1,0 +1,57 @@
+"""Desk runs the whole pipeline on the example corpus through one object."""
+
+from pathlib import Path
+
+import pytest
+
+from evidencedesk import Desk, Settings
+from evidencedesk.config import parse_settings
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "examples" / "kestrel" / "docs"
+LABELS = ROOT / "examples" / "kestrel" / "labels.jsonl"
+
+
+@pytest.fixture(scope="module")
+def desk(tmp_path_factory: pytest.TempPathFactory) -> Desk:
+    settings = parse_settings({"retrieval": {"legs": [{"method": "bm25"}], "k": 3}})
+    d = Desk(tmp_path_factory.mktemp("store"), settings=settings)
+    d.ingest(DOCS)
+    yield d
+    d.close()
+
+
+def test_search_respects_the_default_scope(desk: Desk) -> None:
+    found = desk.search("goodwill refund store manager discount code", k=5)
+    assert found, "expected public chunks sharing a word with the query"
+    assert all(c.chunk.metadata.audience == "public" and c.chunk.metadata.status == "current" for c in found)
+    wider = desk.search("goodwill refund store manager discount code", k=5, scope={"audiences": ["public", "staff"]})
+    assert any(c.chunk.doc_id == "kc-staff-goodwill" for c in wider)
+
+
+def test_ask_cites_only_what_it_was_shown(desk: Desk) -> None:
+    out = desk.ask("How tight should the stem bolts be on a size M Ridgeline?")
+    assert not out["abstained"]
+    assert set(out["citations"]) <= set(out["context"])
+    assert desk.store.load_trace(out["trace_id"]) is not None
+
+
+def test_evaluate_diagnose_and_compare(desk: Desk) -> None:
+    run = desk.evaluate(LABELS, k=3)
+    assert run["method"] == "bm25" and run["k"] == 3 and run["run_id"]
+    failing = desk.diagnose(LABELS, k=3)
+    assert failing and all(d.root.stage in {"ingestion", "retrieval", "context"} for d in failing)
+    assert not desk.compare(run["run_id"], run["run_id"]).regressed
+
+
+def test_chunker_override_is_recorded_as_a_new_build(desk: Desk, tmp_path: Path) -> None:
+    d = Desk(tmp_path / "s", settings=Settings())
+    first = d.ingest(DOCS)
+    second = d.ingest(DOCS, name="fixed", size=60, unit="chars")
+    assert first.chunking["hash"] != second.chunking["hash"]
+    d.close()
+
+
+def test_postgres_urls_are_refused_with_a_clear_message() -> None:
+    with pytest.raises(ValueError, match="postgresql"):
+        Desk("postgresql://u@127.0.0.1:1/db")
