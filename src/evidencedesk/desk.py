@@ -229,7 +229,9 @@ class Desk:
         from evidencedesk.evaluation.runner import evaluate
 
         rows = load_labels(Path(labels))
-        results = evaluate(self.searcher(method), rows, self.chunks(), self._scope(scope), k or self.settings.retrieval.k)
+        results = evaluate(
+            self.searcher(method), rows, self.chunks(), self._scope(scope), k or self.settings.retrieval.k
+        )
         return [Diagnosis(r.id, r.question, tuple(r.findings)) for r in results if r.failed and r.findings]
 
     def compare(self, run_a: int | dict[str, Any], run_b: int | dict[str, Any], threshold: float = 0.02) -> Any:

@@ -74,7 +74,9 @@ def _strategies(store_path: Path, chunks: list[Any], labels: list[Any], k: int) 
         "hybrid": make_searcher("hybrid", chunks, leg_params={"dense": cache}),
     }
     rows, _ = compare_strategies(searchers, labels, chunks, None, k=k)
-    table = Table("strategy", "hit@1", "hit@3", "hit@5", "answer outranked", f"no answer in {k}", "junk for unanswerable")
+    table = Table(
+        "strategy", "hit@1", "hit@3", "hit@5", "answer outranked", f"no answer in {k}", "junk for unanswerable"
+    )
     for row in rows:
         table.add_row(
             row.method,
@@ -118,7 +120,9 @@ def _answers(searcher: Any, chunks: list[Any], labels: list[Any]) -> None:
             console.print(f"  {checked.answer}")
             for cid in checked.cited:
                 chunk = by_id[cid]
-                console.print(f"  [cyan]\\[{cid}][/] {chunk.source} {chunk.location.label} (status {chunk.metadata.status})")
+                console.print(
+                    f"  [cyan]\\[{cid}][/] {chunk.source} {chunk.location.label} (status {chunk.metadata.status})"
+                )
         console.print()
 
 
