@@ -1,0 +1,76 @@
+"""create_app: the FastAPI service over one store, and the web lab served from ``static/``.
+
+Every data route needs a caller (an API key, or anonymous when the settings allow it) and runs
+inside that caller's scope. Request counts and latencies per route feed ``/metrics``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+from evidencedesk.config import Settings
+from evidencedesk.server import routes_eval, routes_ingest, routes_lab, routes_ops, routes_query, routes_records
+from evidencedesk.server.settings import ServiceSettings
+from evidencedesk.server.state import ServiceState
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+def _version() -> str:
+    try:
+        return version("evidencedesk")
+    except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
+        return "0"
+
+
+def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAPI:
+    """The service over ``state``; the lab is at ``/`` and the OpenAPI schema at ``/openapi.json``."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if close_on_shutdown:
+            state.close()
+
+    app = FastAPI(
+        title="evidencedesk",
+        version=_version(),
+        summary="Search and answer from documents with citations, inside each API key's scope.",
+        lifespan=lifespan,
+    )
+    app.state.service = state
+
+    @app.middleware("http")
+    async def count(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        start = time.perf_counter()
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > state.service.max_body_bytes and request.url.path != "/ingest":
+            return JSONResponse({"detail": f"request body larger than {state.service.max_body_bytes} bytes"}, 413)
+        response = await call_next(request)
+        route = request.scope.get("route")
+        path = getattr(route, "path", None)
+        if path is not None and path != "/":  # static files are not counted
+            state.metrics.record_request(path, response.status_code, (time.perf_counter() - start) * 1000)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        return response
+
+    for module in (routes_ops, routes_records, routes_query, routes_ingest, routes_eval, routes_lab):
+        app.include_router(module.router)
+    app.mount("/", StaticFiles(directory=STATIC, html=True), name="lab")
+    return app
+
+
+def build_app(store: str | Path, settings: Settings | None = None, service: ServiceSettings | None = None) -> FastAPI:
+    """A service over the store folder ``store`` with the given (or default) settings."""
+    return create_app(ServiceState(store, settings or Settings(), service or ServiceSettings()))
+
+
+__all__ = ["STATIC", "build_app", "create_app"]

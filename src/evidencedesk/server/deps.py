@@ -1,0 +1,69 @@
+"""Route dependencies: the shared state, the calling key (documented in OpenAPI), and the request scope."""
+
+from __future__ import annotations
+
+from typing import Annotated, NoReturn
+
+from fastapi import Depends, HTTPException, Request, Security
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+
+from evidencedesk.retrieval.scope import Scope
+from evidencedesk.server.access import AccessError, Caller, request_scope
+from evidencedesk.server.models import ScopeRequest
+from evidencedesk.server.state import ServiceState
+
+_api_key = APIKeyHeader(name="X-API-Key", auto_error=False, description="An API key from the service settings.")
+_bearer = HTTPBearer(auto_error=False, description="The same API key as a bearer token.")
+
+
+def get_state(request: Request) -> ServiceState:
+    return request.app.state.service  # type: ignore[no-any-return]
+
+
+def refuse(status: int, message: str) -> NoReturn:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    raise HTTPException(status, message, headers=headers)
+
+
+def get_caller(
+    state: Annotated[ServiceState, Depends(get_state)],
+    api_key: Annotated[str | None, Security(_api_key)] = None,
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)] = None,
+) -> Caller:
+    """The caller of this request; 401 for an unknown key, or for no key when anonymous access is off."""
+    presented = api_key or (bearer.credentials if bearer is not None else None)
+    try:
+        return state.keys.identify(presented)
+    except AccessError as exc:
+        refuse(exc.status, exc.message)
+
+
+def scope_for(caller: Caller, requested: ScopeRequest | None) -> Scope:
+    """The caller's scope narrowed by the request's (400 for a malformed scope, 403 for a refused one)."""
+    try:
+        return request_scope(caller, requested.model_dump(exclude_unset=True) if requested is not None else None)
+    except AccessError as exc:
+        refuse(exc.status, exc.message)
+    except ValueError as exc:
+        refuse(400, str(exc))
+
+
+def check_text(state: ServiceState, text: str, what: str) -> str:
+    limit = state.service.max_query_chars
+    if not text.strip():
+        refuse(400, f"{what}: must not be empty")
+    if len(text) > limit:
+        refuse(413, f"{what}: longer than {limit} characters")
+    return text
+
+
+def check_k(state: ServiceState, k: int) -> int:
+    if k > state.service.max_k:
+        refuse(400, f"k: at most {state.service.max_k} here, got {k}")
+    return k
+
+
+StateDep = Annotated[ServiceState, Depends(get_state)]
+CallerDep = Annotated[Caller, Depends(get_caller)]
+
+__all__ = ["CallerDep", "StateDep", "check_k", "check_text", "get_caller", "get_state", "refuse", "scope_for"]

@@ -1,0 +1,244 @@
+"""Request and response models: they validate what comes in and describe both in ``/openapi.json``.
+
+Response models allow extra keys, so the service returns the same objects as the command line's
+``--json`` (these models name the fields a client can rely on).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evidencedesk.config import ChunkerSettings
+
+Method = Literal["bm25", "tfidf", "lsa", "dense", "hybrid"]  # retrieval.factory.METHODS (a test pins them equal)
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class ScopeRequest(_Request):
+    """Narrows the key's scope; a missing field adds no limit. ``valid_at`` needs a key allowed to choose it."""
+
+    statuses: list[str] | None = None
+    audiences: list[str] | None = None
+    langs: list[str] | None = None
+    tenants: list[str] | None = None
+    doc_ids: list[str] | None = None
+    valid_at: date | None = None
+    check_validity: bool = True
+
+
+class SearchRequest(_Request):
+    query: str = Field(min_length=1)
+    k: int = Field(5, ge=1)
+    method: Method = "bm25"
+    legs: list[str] | None = Field(None, description="Hybrid legs (default: the configured legs, bm25 and dense).")
+    scope: ScopeRequest | None = None
+
+
+class AskRequest(_Request):
+    question: str = Field(min_length=1)
+    scope: ScopeRequest | None = None
+    generator: str | None = Field(None, description="An enabled generator (default: the configured one).")
+    method: Method | None = Field(None, description="Default: the configured retrieval method.")
+    k: int | None = Field(None, ge=1, description="Chunks passed to the context (default: the configured k).")
+    candidates: int = Field(20, ge=1)
+    rerank: Literal["none", "overlap"] = "none"
+    budget: int | None = Field(None, ge=16, description="Context token budget (default: the configured one).")
+    floor: float | None = None
+    dedup: float | None = Field(None, gt=0, le=1)
+    order: Literal["score", "edges"] | None = None
+
+
+class EvalRequest(_Request):
+    labels: str | None = Field(None, description="A labels file inside the ingest root (default: the service's).")
+    method: Method = "bm25"
+    k: int = Field(5, ge=1)
+    floor: float | None = None
+    methods: list[Method] = Field(default_factory=list, description="More methods for the strategies table.")
+    size_series: bool = Field(False, description="Also measure recall against context size (re-chunks 4 ways).")
+    save: bool = True
+    scope: ScopeRequest | None = None
+
+
+class IngestPathRequest(_Request):
+    path: str = Field(min_length=1, description="A folder inside the configured ingest root.")
+    chunker: ChunkerSettings | None = None
+
+
+class LabSearchRequest(_Request):
+    query: str | None = None
+    question_id: str | None = Field(None, description="A labelled question: its text is searched, its grades shown.")
+    chunker: ChunkerSettings | None = Field(None, description="Re-chunk in memory (default: the stored chunks).")
+    method: Method = "bm25"
+    legs: list[str] | None = None
+    k: int = Field(5, ge=1)
+    scope: ScopeRequest | None = None
+
+
+class LabAskRequest(LabSearchRequest):
+    generator: str | None = None
+
+
+class Part(_Open):
+    source: str
+    rank: int
+    score: float
+
+
+class Location(_Open):
+    heading_path: list[str]
+    first_line: int
+    last_line: int
+
+
+class SearchHit(_Open):
+    rank: int
+    chunk_id: str
+    doc_id: str
+    score: float
+    source: str
+    text: str
+    kind: str
+    title: str
+    location: Location
+    source_path: str
+    metadata: dict[str, Any]
+    parts: list[Part]
+    shared_words: list[str]
+
+
+class AskResponse(_Open):
+    trace_id: str
+    query: str
+    answer: str | None
+    abstained: bool
+    abstain_reason: str
+    citations: list[str]
+    sources: dict[str, dict[str, Any]]
+    context: list[str]
+    context_candidates: list[dict[str, Any]]
+    retrieved: list[dict[str, Any]]
+    findings: list[dict[str, str]]
+    timings: dict[str, float]
+    prompt: str
+    scope: dict[str, Any]
+
+
+class LabHit(SearchHit):
+    grade: int | None = Field(None, description="The labelled grade (2 answers, 1 context, 0 none); None: no label.")
+
+
+class LabContext(_Open):
+    text: str
+    context: list[str]
+    dropped: list[dict[str, str]]
+    tokens: int
+
+
+class LabSearchResponse(_Open):
+    query: str
+    label: dict[str, Any] | None
+    chunking: dict[str, Any] | None
+    n_chunks: int
+    legs: list[str]
+    results: list[LabHit]
+    context: LabContext
+    prompt: str
+
+
+class DocumentSummary(_Open):
+    id: str
+    title: str
+    path: str
+    format: str
+    metadata: dict[str, Any]
+    n_chunks: int
+
+
+class DocumentOut(_Open):
+    id: str
+    title: str
+    path: str
+    format: str
+    text: str
+    metadata: dict[str, Any]
+    sections: list[dict[str, Any]]
+
+
+class ChunkOut(_Open):
+    id: str
+    doc_id: str
+    text: str
+    kind: str
+    location: Location
+    metadata: dict[str, Any]
+    title: str
+    source: str
+
+
+class TraceSummary(_Open):
+    trace_id: str
+    query: str
+    method: str
+    answer: str | None
+    abstained: bool
+    timings: dict[str, float]
+
+
+class IngestReportOut(_Open):
+    added: list[str]
+    updated: list[str]
+    unchanged: list[str]
+    removed: list[str]
+    failed: list[dict[str, Any]]
+    skipped: list[str]
+    build_id: int | None
+    n_documents: int
+    n_chunks: int
+
+
+class EvalRunOut(_Open):
+    run_id: int | None
+    method: str
+    k: int
+    scope: dict[str, Any]
+    n_questions: int
+    n_failed: int
+    overall: dict[str, dict[str, Any]]
+    slices: dict[str, dict[str, Any]]
+    strategies: list[dict[str, Any]]
+    curves: dict[str, list[float]]
+    questions: list[dict[str, Any]]
+
+
+class Health(_Open):
+    status: Literal["ok"]
+    build_id: int | None
+
+
+class LabQuestion(_Open):
+    id: str
+    question: str
+    tags: list[str]
+    answerable: bool
+
+
+class LabOptions(_Open):
+    chunkers: list[str]
+    units: list[str]
+    methods: list[str]
+    legs: list[str]
+    default_chunking: dict[str, Any] | None
+    scope: dict[str, Any]
+    values: dict[str, list[str]]
+    caller: str
+    generators: list[str]

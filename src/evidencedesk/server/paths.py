@@ -1,0 +1,60 @@
+"""Server-side paths a request names: they must resolve inside the allowed root, symlinks included.
+
+``inside_root`` resolves the path (following every symlink) and refuses anything that lands outside
+the root; ``check_files`` then refuses a folder holding a file that is a symlink to the outside.
+``upload_name`` keeps an uploaded file's base name only and refuses names that try to climb.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evidencedesk.ingest.folder import PARSERS, scan
+
+
+class PathRefused(Exception):
+    """A path a request may not use: ``status`` is 400 (malformed), 403 (outside the root) or 404."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def inside_root(root: Path | None, requested: str, what: str = "path") -> Path:
+    """``requested`` (relative to ``root``, or absolute) resolved; refused unless it lies inside ``root``."""
+    if root is None:
+        raise PathRefused(403, f"{what}: server-side paths are disabled (no ingest_root in the service settings)")
+    if not requested.strip() or "\x00" in requested:
+        raise PathRefused(400, f"{what}: must be a non-empty path without NUL characters")
+    base = root.resolve()
+    raw = Path(requested)
+    resolved = (raw if raw.is_absolute() else base / raw).resolve()
+    if not resolved.is_relative_to(base):
+        raise PathRefused(403, f"{what}: {requested!r} resolves outside the allowed root")
+    if not resolved.exists():
+        raise PathRefused(404, f"{what}: {requested!r} does not exist inside the allowed root")
+    return resolved
+
+
+def check_files(root: Path, folder: Path) -> None:
+    """Refuse (403) a folder holding a file whose real location is outside ``root``."""
+    base = root.resolve()
+    for path, rel in scan(folder).files:
+        if not path.resolve().is_relative_to(base):
+            raise PathRefused(403, f"path: {rel!r} is a link to a file outside the allowed root")
+
+
+def upload_name(name: str | None) -> str:
+    """A safe file name for an upload: a plain base name with a supported extension."""
+    if not name or "\x00" in name:
+        raise PathRefused(400, "upload: every file needs a name")
+    if "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
+        raise PathRefused(400, f"upload: file name {name!r} must be a plain name (no folders, not hidden)")
+    suffix = Path(name).suffix.lower()
+    if suffix not in PARSERS:
+        raise PathRefused(400, f"upload: {name!r} is not a supported type ({', '.join(sorted(PARSERS))})")
+    return name
+
+
+__all__ = ["PathRefused", "check_files", "inside_root", "upload_name"]

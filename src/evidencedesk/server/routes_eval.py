@@ -1,0 +1,145 @@
+"""``POST /eval``: score labelled questions inside the caller's scope; stored runs and their HTML report.
+
+Labels whose evidence sits only in documents outside the scope are left out (their gold phrases are
+copies of hidden text), and the run is computed over the chunks the caller may see, so neither a
+finding nor a ranking names anything outside the scope.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import HTMLResponse
+
+from evidencedesk.evaluation.labels import LabelError, load_labels
+from evidencedesk.evaluation.report_html import SizeSeries, render_report
+from evidencedesk.evaluation.run import EvalRun
+from evidencedesk.evaluation.runner import evaluate
+from evidencedesk.evaluation.series import chunk_size_series
+from evidencedesk.evaluation.strategies import compare_strategies, recall_curve, strategy_row
+from evidencedesk.retrieval.scope import Scope
+from evidencedesk.server.access import Caller, record_visible
+from evidencedesk.server.deps import CallerDep, StateDep, check_k, refuse, scope_for
+from evidencedesk.server.labels import visible_labels
+from evidencedesk.server.models import EvalRequest, EvalRunOut
+from evidencedesk.server.paths import PathRefused, inside_root
+from evidencedesk.server.state import EMBEDDINGS_FILE, ServiceState
+
+router = APIRouter(tags=["evaluation"])
+
+
+def _labels_file(state: ServiceState, requested: str | None) -> Path:
+    if requested is None:
+        path = state.service.labels_path()
+        if path is None:
+            refuse(404, "labels: no labels file is configured; name one inside the ingest root")
+        return path
+    try:
+        path = inside_root(state.service.ingest_root, requested, "labels")
+    except PathRefused as exc:
+        refuse(exc.status, exc.message)
+    if not path.is_file():
+        refuse(400, f"labels: {requested!r} is not a file")
+    return path
+
+
+def _run(state: ServiceState, body: EvalRequest, scope: Scope) -> dict[str, Any]:
+    path = _labels_file(state, body.labels)
+    try:
+        labels = state.labels(path) if body.labels is None else load_labels(path)
+    except (LabelError, UnicodeDecodeError) as exc:
+        refuse(400, f"labels: {exc}")
+    documents = [d for d in state.documents() if scope.allows(d.metadata, d.id)]
+    labels = visible_labels(labels, state.documents(), scope)
+    if not labels:
+        refuse(400, "labels: no labelled question can be evaluated inside this scope")
+    corpus = state.corpus()
+    visible = [c for c in corpus.chunks if scope.allows_chunk(c)]
+    if not visible:
+        refuse(409, "the store holds no chunk inside this scope")
+    searcher = state.searcher(corpus, body.method)
+    results = evaluate(searcher, labels, visible, scope, body.k, body.floor)
+    rows, curves = [strategy_row(body.method, results, body.k)], {body.method: recall_curve(results)}
+    others = {m: state.searcher(corpus, m) for m in dict.fromkeys(body.methods) if m != body.method}
+    if others:
+        more_rows, more_curves = compare_strategies(others, labels, visible, scope, body.k)
+        rows, curves = rows + more_rows, {**curves, **more_curves}
+    build = state.store.latest_build()
+    run = EvalRun(
+        method=body.method,
+        k=body.k,
+        scope=scope.to_dict(),
+        questions=results,
+        floor=body.floor,
+        build_id=build.id if build else None,
+        chunking_hash=build.chunking_hash if build else "",
+        strategies=[r.to_dict() for r in rows],
+        curves=curves,
+    ).to_dict()
+    run["labels"] = body.labels or "(service labels)"
+    if body.size_series:
+        params: dict[str, Any] = {}
+        cache = {"cache_path": state.store_path / EMBEDDINGS_FILE}
+        if body.method == "dense":
+            params = cache
+        elif body.method == "hybrid":
+            params = {"leg_params": {"dense": cache}}
+        series = chunk_size_series(documents, labels, scope, body.method, **params)
+        run["size_series"] = [s.to_dict() for s in series]
+    return run
+
+
+@router.post("/eval", response_model=EvalRunOut)
+def run_eval(body: EvalRequest, state: StateDep, caller: CallerDep) -> dict[str, Any]:
+    """Evaluate labelled questions (the service's labels, or a file inside the ingest root) and return the run."""
+    check_k(state, body.k)
+    scope = scope_for(caller, body.scope)
+    try:
+        run = _run(state, body, scope)
+    except ValueError as exc:
+        refuse(400, str(exc))
+    run_id = state.store.save_eval_run(run) if body.save else None
+    return {"run_id": run_id, **run}
+
+
+def _shown(state: ServiceState, caller: Caller, run: dict[str, Any] | None) -> bool:
+    if run is None:
+        return False
+    corpus = state.corpus()
+
+    def chunk_ok(cid: str) -> bool:
+        chunk = corpus.by_id.get(cid)
+        return chunk is not None and caller.scope.allows_chunk(chunk)
+
+    return record_visible(caller.scope, run, chunk_ok)
+
+
+def _visible_run(state: ServiceState, caller: Caller, run_id: int) -> dict[str, Any]:
+    run = state.store.load_eval_run(run_id)
+    if run is None or not _shown(state, caller, run):
+        refuse(404, f"no evaluation run {run_id}")
+    return run
+
+
+@router.get("/eval/runs")
+def list_runs(state: StateDep, caller: CallerDep) -> list[dict[str, Any]]:
+    """Stored evaluation runs the caller may see, newest first (summaries)."""
+    keys = ("id", "created_at", "build_id", "method", "k", "n_questions", "n_failed", "overall", "labels")
+    return [{k: run.get(k) for k in keys} for run in reversed(state.store.eval_runs()) if _shown(state, caller, run)]
+
+
+@router.get("/eval/runs/{run_id}")
+def get_run(run_id: int, state: StateDep, caller: CallerDep) -> dict[str, Any]:
+    return _visible_run(state, caller, run_id)
+
+
+@router.get("/eval/runs/{run_id}/report", response_class=HTMLResponse)
+def run_report(run_id: int, state: StateDep, caller: CallerDep) -> HTMLResponse:
+    """The run as a self-contained HTML page: metrics tables and the report's charts."""
+    run = _visible_run(state, caller, run_id)
+    series = [SizeSeries(s["name"], tuple(tuple(p) for p in s["points"])) for s in run.get("size_series") or []]
+    html = render_report(run, size_series=series, title=f"evaluation run {run_id}")
+    headers = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:"}
+    return HTMLResponse(html, headers=headers)

@@ -1,0 +1,136 @@
+"""``POST /ingest``: uploaded files (multipart) or a server-side folder inside the allowed root (JSON).
+
+Only keys with ``ingest: true`` may call it. Ingest adds and updates; it never removes documents
+that the upload or folder does not hold. Uploads are staged in the store folder, ingested, and
+the staged copies deleted (the store keeps the text).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Request
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+
+from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.config import ChunkerSettings
+from evidencedesk.server.deps import CallerDep, StateDep, refuse
+from evidencedesk.server.models import IngestPathRequest, IngestReportOut
+from evidencedesk.server.paths import PathRefused, check_files, inside_root, upload_name
+from evidencedesk.server.state import ServiceState
+from evidencedesk.store import StoreError
+
+router = APIRouter(tags=["ingest"])
+UPLOADS = "uploads"
+
+
+def _json_schema() -> dict[str, Any]:
+    """The JSON body's schema; its nested models are listed in the components by the lab's routes."""
+    schema = IngestPathRequest.model_json_schema(ref_template="#/components/schemas/{model}")
+    schema.pop("$defs", None)
+    return schema
+
+
+_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": _json_schema()},
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
+                        "chunker": {"type": "string", "description": "Optional chunker settings as JSON."},
+                    },
+                    "required": ["files"],
+                }
+            },
+        },
+    }
+}
+
+
+def _chunking(state: ServiceState, chunker: ChunkerSettings | None) -> ChunkingConfig:
+    return (chunker or state.settings.chunker).to_chunking()
+
+
+async def _stage_uploads(state: ServiceState, request: Request) -> tuple[Path, ChunkerSettings | None]:
+    limit, max_files = state.service.max_upload_bytes, state.service.max_upload_files
+    declared = int(request.headers.get("content-length") or 0)
+    if declared > limit * max_files:
+        refuse(413, f"upload: request larger than {limit * max_files} bytes")
+    form = await request.form(max_files=max_files, max_fields=10)
+    files = [f for f in form.getlist("files") if isinstance(f, UploadFile)]
+    if not files:
+        refuse(400, "upload: send one or more files in the form field 'files'")
+    chunker = None
+    raw = form.get("chunker")
+    if isinstance(raw, str) and raw.strip():
+        try:
+            chunker = ChunkerSettings.model_validate(json.loads(raw))
+        except (ValueError, ValidationError) as exc:
+            refuse(400, f"chunker: {exc}")
+    staging = state.store_path / UPLOADS / uuid.uuid4().hex
+    staging.mkdir(parents=True)
+    try:
+        names: set[str] = set()
+        for f in files:
+            name = upload_name(f.filename)
+            if name in names:
+                raise PathRefused(400, f"upload: file name {name!r} appears twice")
+            names.add(name)
+            data = await f.read(limit + 1)
+            if len(data) > limit:
+                raise PathRefused(413, f"upload: {name!r} is larger than {limit} bytes")
+            (staging / name).write_bytes(data)
+    except PathRefused as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        refuse(exc.status, exc.message)
+    return staging, chunker
+
+
+async def _json_folder(state: ServiceState, request: Request) -> tuple[Path, ChunkerSettings | None]:
+    try:
+        body = IngestPathRequest.model_validate(await request.json())
+    except (ValueError, ValidationError) as exc:
+        refuse(422, f"body: {exc}")
+    root = state.service.ingest_root
+    try:
+        folder = inside_root(root, body.path)
+        if not folder.is_dir():
+            raise PathRefused(400, f"path: {body.path!r} is not a folder")
+        assert root is not None  # inside_root refused a missing root already
+        check_files(root, folder)
+    except PathRefused as exc:
+        refuse(exc.status, exc.message)
+    return folder, body.chunker
+
+
+@router.post("/ingest", response_model=IngestReportOut, openapi_extra=_BODY)
+async def ingest(request: Request, state: StateDep, caller: CallerDep) -> dict[str, Any]:
+    """Parse, chunk and store: multipart ``files`` (plus an optional ``chunker`` JSON field), or JSON ``{"path"}``."""
+    if not caller.ingest:
+        refuse(403, "this key may not ingest")
+    ctype = request.headers.get("content-type", "")
+    staged = ctype.startswith("multipart/form-data")
+    if staged:
+        folder, chunker = await _stage_uploads(state, request)
+    elif ctype.startswith("application/json"):
+        folder, chunker = await _json_folder(state, request)
+    else:
+        refuse(415, 'ingest: send multipart/form-data files or a JSON body {"path": ...}')
+    try:
+        report = await run_in_threadpool(state.store.ingest, folder, _chunking(state, chunker), remove_missing=False)
+    except (StoreError, NotADirectoryError) as exc:
+        refuse(409, str(exc))
+    finally:
+        if staged:
+            shutil.rmtree(folder, ignore_errors=True)
+    return report.to_dict()

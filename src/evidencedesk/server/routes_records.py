@@ -1,0 +1,95 @@
+"""Look-ups: documents, chunks and traces. Anything outside the caller's scope is answered 404, exactly as
+if it did not exist, so a look-up never reveals what a key may not see."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Query
+
+from evidencedesk.server.access import record_visible
+from evidencedesk.server.deps import CallerDep, StateDep, refuse
+from evidencedesk.server.models import ChunkOut, DocumentOut, DocumentSummary, TraceSummary
+
+router = APIRouter(tags=["records"])
+
+
+@router.get("/documents", response_model=list[DocumentSummary])
+def list_documents(state: StateDep, caller: CallerDep) -> list[dict[str, Any]]:
+    """The documents inside the caller's scope, with their chunk counts."""
+    counts = state.store.chunk_counts()
+    out = []
+    for doc in state.documents():
+        if caller.scope.allows(doc.metadata, doc.id):
+            out.append(
+                {
+                    "id": doc.id,
+                    "title": doc.title,
+                    "path": doc.path,
+                    "format": doc.format,
+                    "metadata": doc.metadata.to_dict(),
+                    "n_chunks": counts.get(doc.id, 0),
+                }
+            )
+    return out
+
+
+def _document(state: StateDep, caller: CallerDep, doc_id: str) -> Any:
+    doc = state.store.document(doc_id)
+    if doc is None or not caller.scope.allows(doc.metadata, doc.id):
+        refuse(404, f"no document {doc_id!r}")
+    return doc
+
+
+@router.get("/documents/{doc_id:path}/chunks", response_model=list[ChunkOut])
+def document_chunks(doc_id: str, state: StateDep, caller: CallerDep) -> list[dict[str, Any]]:
+    """One document's chunks in order (404 when the document is outside the scope)."""
+    _document(state, caller, doc_id)
+    return [c.to_dict() for c in state.store.chunks(doc_id) if caller.scope.allows_chunk(c)]
+
+
+@router.get("/documents/{doc_id:path}", response_model=DocumentOut)
+def get_document(doc_id: str, state: StateDep, caller: CallerDep) -> dict[str, Any]:
+    """A whole document: text, metadata and sections."""
+    return _document(state, caller, doc_id).to_dict()  # type: ignore[no-any-return]
+
+
+@router.get("/chunks/{chunk_id:path}", response_model=ChunkOut)
+def get_chunk(chunk_id: str, state: StateDep, caller: CallerDep) -> dict[str, Any]:
+    """One stored chunk: what a citation points to."""
+    chunk = state.store.chunk(chunk_id)
+    if chunk is None or not caller.scope.allows_chunk(chunk):
+        refuse(404, f"no chunk {chunk_id!r}")
+    return chunk.to_dict()
+
+
+@router.get("/traces", response_model=list[TraceSummary])
+def list_traces(
+    state: StateDep, caller: CallerDep, limit: int = Query(20, ge=1, le=200, description="Most recent first.")
+) -> list[dict[str, Any]]:
+    """Recent traces the caller may see: made under a scope the caller's covers, holding only allowed chunks."""
+    out = []
+    for data in state.store.traces(limit * 5):
+        if record_visible(caller.scope, data):
+            out.append(
+                {
+                    "trace_id": data.get("trace_id", ""),
+                    "query": data.get("query", ""),
+                    "method": data.get("method", ""),
+                    "answer": data.get("answer"),
+                    "abstained": bool(data.get("abstained")),
+                    "timings": data.get("timings") or {},
+                }
+            )
+        if len(out) == limit:
+            break
+    return out
+
+
+@router.get("/traces/{trace_id}")
+def get_trace(trace_id: str, state: StateDep, caller: CallerDep) -> dict[str, Any]:
+    """A stored trace in full (the object ``POST /ask`` returned)."""
+    data = state.store.load_trace(trace_id)
+    if data is None or not record_visible(caller.scope, data):
+        refuse(404, f"no trace {trace_id!r}")
+    return data

@@ -1,0 +1,58 @@
+"""``evidencedesk serve``: starts uvicorn over a store with a keys file; bad options exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from server_fixtures import PUBLIC_KEY, free_port
+from typer.testing import CliRunner
+
+from evidencedesk.cli import app
+
+SERVE = "from evidencedesk.cli import main; main()"
+
+
+@pytest.mark.slow
+def test_serve_answers_over_http(kestrel_store: Path, tmp_path: Path) -> None:
+    keys = tmp_path / "keys.yaml"
+    keys.write_text(f"allow_anonymous: false\nkeys:\n  - name: web\n    key: {PUBLIC_KEY}\n", encoding="utf-8")
+    port = free_port()
+    cmd = [sys.executable, "-c", SERVE, "serve", "--store", str(kestrel_store), "--port", str(port),
+           "--keys", str(keys), "--log-level", "warning", "--json"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        assert httpx.get(f"{url}/documents").status_code == 401
+        query = "How long is the frame warranty?"
+        r = httpx.post(f"{url}/search", json={"query": query}, headers={"X-API-Key": PUBLIC_KEY})
+        cli = CliRunner().invoke(app, ["search", query, "--store", str(kestrel_store), "--json"])
+        assert r.status_code == 200 and r.json() == json.loads(cli.stdout) and r.json()
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+    info = json.loads(out.decode())
+    assert info["url"] == f"{url}/" and info["keys"] == ["web"] and info["anonymous"] is False
+
+
+def test_serve_rejects_bad_options(tmp_path: Path) -> None:
+    runner = CliRunner()
+    bad = tmp_path / "keys.yaml"
+    bad.write_text("keys:\n  - name: x\n", encoding="utf-8")
+    result = runner.invoke(app, ["serve", "--store", str(tmp_path / "s"), "--keys", str(bad)])
+    assert result.exit_code == 2 and "exactly one of key" in result.stderr
+    result = runner.invoke(app, ["serve", "--store", str(tmp_path / "s"), "--port", "70000"])
+    assert result.exit_code == 2 and "--port" in result.stderr
