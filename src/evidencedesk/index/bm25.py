@@ -1,0 +1,196 @@
+"""BM25 (Lucene idf) over a sparse term-frequency matrix.
+
+For query term t and chunk d::
+
+    idf(t)      = ln(1 + (N - n_t + 0.5) / (n_t + 0.5))
+    weight(t,d) = tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
+    score(d)    = sum over the distinct query terms of idf(t) * weight(t, d)
+
+The term frequencies live in a CSR matrix (rows = chunks). After every build or update the cheap
+corpus-wide parts (lengths, avgdl, df, idf) are recomputed and each posting's ``idf * weight`` is
+stored once in per-term postings (CSC order), so a query only reads and sums the postings of its
+own terms. Updates never re-tokenise the rows that stay and give exactly the scores of a fresh build.
+
+Filtering happens before scoring: postings of rows outside the allowed mask are dropped before
+any sum. A mask used more than once gets its own restricted postings (cached), so a query under a
+narrow scope reads only the allowed rows' postings.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from numbers import Real
+
+import numpy as np
+
+from evidencedesk.index.counts import TermCounts
+
+_CACHED_VIEWS = 8
+
+
+def lucene_idf(n_docs: int, df: np.ndarray) -> np.ndarray:
+    """``ln(1 + (N - n + 0.5) / (n + 0.5))``: always positive, unlike the classic Robertson idf."""
+    df = np.asarray(df, dtype=np.float64)
+    return np.log1p((n_docs - df + 0.5) / (df + 0.5))
+
+
+@dataclass(frozen=True)
+class TermScore:
+    """One query term's part of one chunk's score."""
+
+    term: str
+    tf: int
+    df: int
+    idf: float
+    contribution: float
+
+
+@dataclass(frozen=True)
+class Postings:
+    """Per-term postings: term t's rows are ``rows[indptr[t]:indptr[t + 1]]`` (ascending)."""
+
+    indptr: np.ndarray  # int64, one more than the number of terms
+    rows: np.ndarray  # int32
+    scores: np.ndarray  # float64: idf(t) * weight(t, row)
+    bounds: list[int] = field(init=False, repr=False, compare=False)  # indptr as a list: cheap per-term look-ups
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bounds", self.indptr.tolist())
+
+    def restrict(self, allowed: np.ndarray) -> Postings:
+        """The postings of the allowed rows only."""
+        keep = allowed[self.rows]
+        kept_before = np.zeros(len(keep) + 1, dtype=np.int64)
+        np.cumsum(keep, out=kept_before[1:])  # kept_before[i]: kept postings before position i
+        return Postings(kept_before[self.indptr], self.rows[keep], self.scores[keep])
+
+    def accumulate(
+        self, term_ids: Sequence[int], n_rows: int, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, scores)``: every row holding a term, with its summed score; rows ascending."""
+        ip = self.bounds
+        spans = [(ip[t], ip[t + 1]) for t in term_ids if ip[t + 1] > ip[t]]
+        if not spans:
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        if len(spans) == 1:
+            ((a, b),) = spans
+            rows, scores = self.rows[a:b], self.scores[a:b]
+            if allowed is not None:
+                keep = allowed[rows]
+                rows, scores = rows[keep], scores[keep]
+            return rows.astype(np.int64), scores
+        rows = np.concatenate([self.rows[a:b] for a, b in spans])
+        scores = np.concatenate([self.scores[a:b] for a, b in spans])
+        if allowed is not None:
+            keep = allowed[rows]
+            rows, scores = rows[keep], scores[keep]
+        if len(rows) * 32 < n_rows:  # few postings in a large index: sort them rather than scan every row
+            hit, where = np.unique(rows, return_inverse=True)
+            return hit.astype(np.int64), np.bincount(where, weights=scores)
+        dense = np.bincount(rows, weights=scores, minlength=n_rows)
+        hit = np.flatnonzero(dense)
+        return hit, dense[hit]
+
+
+class BM25Index:
+    """A BM25 index over tokenised rows; ``k1`` saturates term frequency, ``b`` normalises length."""
+
+    def __init__(self, docs: Iterable[Sequence[str]] = (), k1: float = 1.5, b: float = 0.75) -> None:
+        if isinstance(k1, bool) or not isinstance(k1, Real) or not np.isfinite(k1) or k1 < 0:
+            raise ValueError(f"k1: must be a finite number >= 0, got {k1!r}")
+        if isinstance(b, bool) or not isinstance(b, Real) or not 0 <= b <= 1:
+            raise ValueError(f"b: must be a number between 0 and 1, got {b!r}")
+        self.k1 = float(k1)
+        self.b = float(b)
+        self.counts = TermCounts.from_tokens(docs)
+        self._refresh()
+
+    # -- updates -------------------------------------------------------------------------------------
+    def add(self, docs: Iterable[Sequence[str]]) -> None:
+        """Append one row per tokenised document."""
+        self.counts.add(docs)
+        self._refresh()
+
+    def keep(self, rows: np.ndarray) -> None:
+        """Keep only the rows where the boolean mask ``rows`` is True."""
+        self.counts.keep(np.asarray(rows, dtype=bool))
+        self._refresh()
+
+    def _refresh(self) -> None:
+        tf = self.counts.matrix
+        self.n_docs = int(tf.shape[0])
+        self.lengths = np.asarray(tf.sum(axis=1)).ravel()
+        self.avgdl = float(self.lengths.mean()) if self.n_docs else 0.0
+        csc = tf.tocsc()
+        csc.sort_indices()
+        indptr = csc.indptr.astype(np.int64)
+        rows = csc.indices.astype(np.int32)
+        self.df = np.diff(indptr)
+        self.idf = lucene_idf(self.n_docs, self.df)
+        weights = self.weight(csc.data, self.lengths[rows])
+        self.postings = Postings(indptr, rows, weights * np.repeat(self.idf, self.df))
+        self._views: OrderedDict[Hashable, tuple[int, Postings | None]] = OrderedDict()
+
+    def weight(self, tf: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """The saturated, length-normalised term frequency (before idf)."""
+        rel = length / self.avgdl if self.avgdl > 0 else np.ones_like(length, dtype=np.float64)
+        return tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * rel))
+
+    # -- queries -------------------------------------------------------------------------------------
+    def term_ids(self, tokens: Sequence[str]) -> list[int]:
+        """The distinct known terms of a query, in first-seen order (a repeated term counts once)."""
+        vocab = self.counts.vocab
+        return list(dict.fromkeys(vocab[t] for t in tokens if t in vocab))
+
+    def _view(self, allowed: np.ndarray, key: Hashable) -> Postings | None:
+        """Restricted postings for a mask seen before under ``key`` (built on its second use)."""
+        uses, view = self._views.pop(key, (0, None))
+        if view is None and uses >= 1:
+            view = self.postings.restrict(allowed)
+        self._views[key] = (uses + 1, view)
+        if len(self._views) > _CACHED_VIEWS:
+            self._views.popitem(last=False)
+        return view
+
+    def scores(
+        self, tokens: Sequence[str], allowed: np.ndarray | None = None, key: Hashable | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, scores)`` of the allowed rows that share a term with the query (scores > 0).
+
+        Postings of rows outside ``allowed`` are dropped before any score is summed, so a forbidden
+        row is never scored. ``key`` names the mask (e.g. its scope) so that restricted postings can
+        be cached for it. Rows come out in ascending order.
+        """
+        term_ids = self.term_ids(tokens)
+        if not term_ids:
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        if allowed is None or allowed.all():
+            return self.postings.accumulate(term_ids, self.n_docs)
+        view = self._view(allowed, key) if key is not None else None
+        if view is not None:
+            return view.accumulate(term_ids, self.n_docs)
+        return self.postings.accumulate(term_ids, self.n_docs, allowed)
+
+    def score_all(self, tokens: Sequence[str]) -> np.ndarray:
+        """Every row's score (zero where no query term occurs): for tests and explanations."""
+        rows, scores = self.postings.accumulate(self.term_ids(tokens), self.n_docs)
+        out = np.zeros(self.n_docs)
+        out[rows] = scores
+        return out
+
+    def explain(self, tokens: Sequence[str], row: int) -> list[TermScore]:
+        """Each distinct known query term's tf, df, idf and contribution to ``row``'s score."""
+        if not 0 <= row < self.n_docs:
+            raise ValueError(f"row: must be in [0, {self.n_docs}), got {row}")
+        p = self.postings
+        out = []
+        for t in self.term_ids(tokens):
+            lo, hi = int(p.indptr[t]), int(p.indptr[t + 1])
+            pos = lo + int(np.searchsorted(p.rows[lo:hi], row))
+            found = pos < hi and int(p.rows[pos]) == row
+            tf = int(self.counts.matrix[row, t]) if found else 0
+            contribution = float(p.scores[pos]) if found else 0.0
+            out.append(TermScore(self.counts.terms[t], tf, int(self.df[t]), float(self.idf[t]), contribution))
+        return out

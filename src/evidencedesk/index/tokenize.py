@@ -1,0 +1,147 @@
+"""Tokenizer: text to index terms (lowercase, Unicode words kept whole, optional stopwords and stemming).
+
+A word is a run of letters, digits, underscores and combining marks. Python's ``\\w`` alone does not match
+combining marks (the Bangla vowel sign U+09BE is category Mc), so ``\\w+`` would cut "ফেরত" into
+pieces; the pattern here adds every combining mark of the Basic Multilingual Plane (which holds
+every script in modern use). Punctuation separates words, so "RD2-24" gives ``rd2`` and ``24``,
+while an identifier such as ``max_bytes`` stays whole. Zero-width joiners and soft hyphens are
+removed and non-ASCII text is put in NFC form first, so the same word typed two ways gives the
+same term.
+
+A tokenizer's settings are part of an index's identity: ``to_dict``/``from_dict`` round-trip them.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from typing import Any
+
+import Stemmer
+
+STOPWORD_LISTS = ("english",)
+_INVISIBLE = re.compile("[\u200c\u200d\u00ad\u2060\ufeff]")  # joiners, soft hyphen, word joiner, BOM
+
+
+def _ranges(codes: list[int]) -> str:
+    """A regex character-class body for sorted code points, merged into ranges."""
+    out: list[str] = []
+    start = prev = codes[0]
+    for c in [*codes[1:], -1]:
+        if c == prev + 1:
+            prev = c
+            continue
+        out.append(re.escape(chr(start)) if start == prev else f"{re.escape(chr(start))}-{re.escape(chr(prev))}")
+        start = prev = c
+    return "".join(out)
+
+
+@cache
+def token_pattern() -> str:
+    """The word pattern (a ``re`` pattern, so scikit-learn's ``token_pattern`` accepts it too)."""
+    cat = unicodedata.category
+    marks = [c for c in range(0x300, min(0x10000, sys.maxunicode + 1)) if cat(chr(c))[0] == "M"]
+    return rf"[\w{_ranges(marks)}]+"
+
+
+@cache
+def _compiled() -> re.Pattern[str]:
+    return re.compile(token_pattern())
+
+
+def normalize_text(text: str) -> str:
+    """NFC form without zero-width joiners or soft hyphens (ASCII text is returned as is)."""
+    if text.isascii():
+        return text
+    text = _INVISIBLE.sub("", text)
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
+
+
+@cache
+def stopword_list(name: str) -> frozenset[str]:
+    """A named stopword list (``"english"``: scikit-learn's list, imported only when asked for)."""
+    if name not in STOPWORD_LISTS:
+        raise ValueError(f"stopwords: must be one of {', '.join(STOPWORD_LISTS)} or None, got {name!r}")
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
+@cache
+def _stemmer(language: str) -> Stemmer.Stemmer:
+    return Stemmer.Stemmer(language)
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """Turns text into terms.
+
+    ``lowercase``: fold case (``str.lower``). ``min_length``: drop shorter words (2 reproduces
+    scikit-learn's default ``token_pattern``, which drops one-character words). ``stopwords``:
+    the name of a stopword list (``"english"``) or None. ``stem``: Snowball stemming with PyStemmer
+    in ``language``.
+    """
+
+    lowercase: bool = True
+    min_length: int = 1
+    stopwords: str | None = None
+    stem: bool = False
+    language: str = "english"
+    _stop: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.min_length, int) or self.min_length < 1:
+            raise ValueError(f"min_length: must be an integer >= 1, got {self.min_length!r}")
+        if self.stopwords is not None and self.stopwords not in STOPWORD_LISTS:
+            raise ValueError(f"stopwords: must be one of {', '.join(STOPWORD_LISTS)} or None, got {self.stopwords!r}")
+        if self.stem and self.language not in Stemmer.algorithms():
+            raise ValueError(
+                f"language: no Snowball stemmer for {self.language!r}; choose from {', '.join(Stemmer.algorithms())}"
+            )
+        object.__setattr__(self, "_stop", stopword_list(self.stopwords) if self.stopwords else frozenset())
+
+    def words(self, text: str) -> list[str]:
+        """The words of ``text`` as written (after Unicode normalisation), before any other step."""
+        return _compiled().findall(normalize_text(text))
+
+    def tokenize(self, text: str) -> list[str]:
+        """The terms of ``text`` in order, repeats kept."""
+        if not text:
+            return []
+        text = normalize_text(text)
+        if self.lowercase:
+            text = text.lower()
+        words = _compiled().findall(text)
+        if self.min_length > 1:
+            words = [w for w in words if len(w) >= self.min_length]
+        if self._stop:
+            words = [w for w in words if w not in self._stop]
+        if self.stem and words:
+            words = _stemmer(self.language).stemWords(words)
+        return words
+
+    __call__ = tokenize
+
+    def term(self, word: str) -> str | None:
+        """The term one word becomes, or None when the tokenizer drops it."""
+        terms = self.tokenize(word)
+        return terms[0] if len(terms) == 1 else None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("_stop")
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Tokenizer:
+        known = {"lowercase", "min_length", "stopwords", "stem", "language"}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown tokenizer field(s): {', '.join(sorted(unknown))}")
+        return cls(**d)
+
+
+DEFAULT_TOKENIZER = Tokenizer()

@@ -1,0 +1,108 @@
+"""make_searcher: one entry point from a method name and parameters to a Searcher.
+
+Methods: ``bm25``, ``tfidf``, ``lsa``, ``dense`` and ``hybrid`` (legs fused by RRF; default legs
+``bm25,dense``). Tokenizer settings may be given as ``tokenizer=`` (a Tokenizer or its dict) or as
+the shortcuts ``stem``, ``stopwords``, ``language``, ``min_length``. A hybrid takes ``legs`` ("bm25,lsa"
+or a list), ``fusion``, ``rrf_k``, ``weights``, ``depth`` and ``leg_params`` ({"bm25": {"k1": 1.2}}).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from evidencedesk.documents import Chunk
+from evidencedesk.index.tokenize import Tokenizer
+from evidencedesk.retrieval.candidates import Searcher
+from evidencedesk.retrieval.hybrid import HybridSearcher
+from evidencedesk.retrieval.lexical import BM25Searcher, LsaSearcher, TfidfSearcher
+
+METHODS = ("bm25", "tfidf", "lsa", "dense", "hybrid")
+DEFAULT_LEGS = ("bm25", "dense")
+_TOKENIZER_SHORTCUTS = ("stem", "stopwords", "language", "min_length")
+
+
+def _dense_class() -> type:
+    try:
+        from evidencedesk.retrieval.dense import DenseSearcher
+    except ImportError as exc:  # pragma: no cover - only when the dense module is missing or broken
+        raise ValueError(f"method 'dense' is not available: {exc}") from exc
+    return DenseSearcher
+
+
+def _dense(chunks: list[Chunk], **params: Any) -> Searcher:
+    cls = _dense_class()
+    embedder = params.get("embedder")
+    if isinstance(embedder, str):
+        from evidencedesk.index.embedders import embedder_from_name
+
+        params["embedder"] = embedder_from_name(embedder)
+    return _construct(cls, "dense", chunks, params)
+
+
+def _construct(cls: Callable[..., Any], method: str, chunks: list[Chunk], params: dict[str, Any]) -> Any:
+    accepted = set(inspect.signature(cls).parameters) - {"chunks", "self"}
+    unknown = set(params) - accepted
+    if unknown:
+        raise ValueError(
+            f"unknown parameter(s) for method {method!r}: {', '.join(sorted(unknown))}; "
+            f"accepted: {', '.join(sorted(accepted))}"
+        )
+    return cls(chunks, **params)
+
+
+def _with_tokenizer(params: dict[str, Any]) -> dict[str, Any]:
+    """Fold the tokenizer shortcuts (stem=..., stopwords=...) into a ``tokenizer`` parameter."""
+    shortcuts = {k: params.pop(k) for k in _TOKENIZER_SHORTCUTS if k in params}
+    if not shortcuts:
+        return params
+    if "tokenizer" in params and params["tokenizer"] is not None:
+        raise ValueError(f"give either tokenizer= or {', '.join(sorted(shortcuts))}, not both")
+    params["tokenizer"] = Tokenizer(**shortcuts)
+    return params
+
+
+def _legs(legs: str | Sequence[str]) -> list[str]:
+    names = [p.strip() for p in legs.split(",")] if isinstance(legs, str) else [str(p).strip() for p in legs]
+    names = [n for n in names if n]
+    if not names:
+        raise ValueError("legs: name at least one method, e.g. 'bm25,dense'")
+    for n in names:
+        if n not in METHODS or n == "hybrid":
+            raise ValueError(f"legs: unknown leg {n!r}; choose from {', '.join(m for m in METHODS if m != 'hybrid')}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"legs: a method appears twice in {names}")
+    return names
+
+
+def _hybrid(chunks: list[Chunk], **params: Any) -> Searcher:
+    names = _legs(params.pop("legs", DEFAULT_LEGS))
+    leg_params = params.pop("leg_params", None) or {}
+    if not isinstance(leg_params, dict) or set(leg_params) - set(names):
+        raise ValueError(f"leg_params: a dict keyed by leg name ({', '.join(names)}), got {leg_params!r}")
+    accepted = set(inspect.signature(HybridSearcher).parameters) - {"legs"}
+    unknown = set(params) - accepted
+    if unknown:
+        raise ValueError(
+            f"unknown parameter(s) for method 'hybrid': {', '.join(sorted(unknown))}; "
+            f"accepted: legs, leg_params, {', '.join(sorted(accepted))}"
+        )
+    legs = [make_searcher(n, chunks, **dict(leg_params.get(n, {}))) for n in names]
+    return HybridSearcher(legs, **params)
+
+
+def make_searcher(method: str, chunks: Sequence[Chunk], **params: Any) -> Searcher:
+    """A searcher of ``method`` over ``chunks``; unknown methods or parameters raise ValueError."""
+    chunks = list(chunks)
+    if method == "bm25":
+        return _construct(BM25Searcher, method, chunks, _with_tokenizer(params))
+    if method == "tfidf":
+        return _construct(TfidfSearcher, method, chunks, _with_tokenizer(params))
+    if method == "lsa":
+        return _construct(LsaSearcher, method, chunks, _with_tokenizer(params))
+    if method == "dense":
+        return _dense(chunks, **params)
+    if method == "hybrid":
+        return _hybrid(chunks, **params)
+    raise ValueError(f"method: unknown method {method!r}; choose from {', '.join(METHODS)}")

@@ -1,0 +1,112 @@
+"""Row helpers every in-memory searcher shares: scope masks over its rows and top-k among allowed rows.
+
+``RowMasks`` turns a Scope into the same boolean mask as ``Scope.mask`` but from integer-coded
+metadata columns (no Python loop over chunks per query) and caches the last few masks, so a
+search with the default scope costs a dictionary look-up. ``top_k`` picks the best k of the rows
+it is given, ties broken by chunk id, so the result never depends on row order.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from datetime import date
+
+import numpy as np
+
+from evidencedesk.documents import Chunk
+from evidencedesk.retrieval.scope import Scope
+
+_NO_DAY = -(2**62)
+_MAX_CACHED = 32
+
+
+class _Column:
+    """One text metadata field as integer codes into its distinct values."""
+
+    def __init__(self, values: Sequence[str]) -> None:
+        self.values, codes = np.unique(np.asarray(values, dtype=object), return_inverse=True)
+        self.codes = codes.astype(np.int64)
+        self.index = {v: n for n, v in enumerate(self.values)}
+
+    def allowed(self, allowed: frozenset[str]) -> np.ndarray:
+        table = np.zeros(len(self.values), dtype=bool)
+        for v in allowed:
+            n = self.index.get(v)
+            if n is not None:
+                table[n] = True
+        return table[self.codes]
+
+
+class RowMasks:
+    """Boolean masks over ``chunks`` (one row each) for any Scope, cached by scope and day."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        metas = [c.metadata for c in chunks]
+        self.n = len(chunks)
+        self._cols = {
+            "statuses": _Column([m.status for m in metas]),
+            "audiences": _Column([m.audience for m in metas]),
+            "langs": _Column([m.lang for m in metas]),
+            "tenants": _Column([m.tenant for m in metas]),
+            "doc_ids": _Column([c.doc_id for c in chunks]),
+        }
+        self._from = np.array([m.valid_from.toordinal() if m.valid_from else _NO_DAY for m in metas], dtype=np.int64)
+        self._to = np.array([m.valid_to.toordinal() if m.valid_to else -_NO_DAY for m in metas], dtype=np.int64)
+        self._cache: OrderedDict[tuple[Scope, date | None], np.ndarray] = OrderedDict()
+
+    @staticmethod
+    def key(scope: Scope | None) -> tuple[Scope, date | None]:
+        """What a mask depends on: the scope and, when validity is checked, the day it resolves to."""
+        scope = scope if scope is not None else Scope()
+        return scope, scope.day if scope.check_validity else None
+
+    def mask(self, scope: Scope | None = None) -> np.ndarray:
+        """True where the row is inside ``scope`` (None = the default ``Scope()``). Read-only array."""
+        key = self.key(scope)
+        scope = key[0]
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        out = np.ones(self.n, dtype=bool)
+        for name, col in self._cols.items():
+            allowed = getattr(scope, name)
+            if allowed is not None:
+                out &= col.allowed(allowed)
+        if scope.check_validity:
+            day = scope.day.toordinal()
+            out &= (self._from <= day) & (day <= self._to)
+        out.flags.writeable = False
+        self._cache[key] = out
+        if len(self._cache) > _MAX_CACHED:
+            self._cache.popitem(last=False)
+        return out
+
+
+def id_ranks(ids: Sequence[str]) -> np.ndarray:
+    """Each row's position in sorted id order: the tie-break that does not depend on row order."""
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    ranks = np.empty(len(ids), dtype=np.int64)
+    ranks[order] = np.arange(len(ids))
+    return ranks
+
+
+def top_k(rows: np.ndarray, scores: np.ndarray, k: int, tie: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The best ``k`` of ``rows`` by score (descending), ties broken by ``tie[row]`` (ascending).
+
+    Only the given rows are partitioned (never a mostly-zero array over the whole corpus).
+    """
+    if k < 1:
+        raise ValueError(f"k: must be at least 1, got {k}")
+    if len(rows) > k:
+        best = np.argpartition(-scores, k - 1)[:k]
+        kth = scores[best].min()
+        if np.count_nonzero(scores >= kth) > k:
+            # rows tied with the k-th score lie on both sides of the cut: keep the lowest tie keys
+            level = np.flatnonzero(scores == kth)
+            level = level[np.argsort(tie[rows[level]], kind="stable")]
+            best = np.concatenate([np.flatnonzero(scores > kth), level])[:k]
+        rows, scores = rows[best], scores[best]
+    order = np.lexsort((tie[rows], -scores))
+    return rows[order], scores[order]

@@ -1,0 +1,129 @@
+"""Test vectors and corpora for retrieval tests.
+
+FARE_CHUNKS and FARE_QUERIES are six synthetic fare-rule chunks (c2 is last year's superseded
+baggage rule) and five labelled queries from the spec's worked example.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import date
+from pathlib import Path
+
+from evidencedesk.documents import Chunk, Location, Metadata
+
+ROOT = Path(__file__).resolve().parents[2]
+KESTREL = ROOT / "examples" / "kestrel"
+
+FARE_CHUNKS = {  # id -> (status, text)
+    "c1": ("current", "Baggage: international economy fares include one checked bag up to 23 kg; domestic economy 15 kg."),  # noqa: E501
+    "c2": ("superseded", "Baggage: economy fares include one checked bag up to 20 kg on all routes (valid until 2023-12-31)."),  # noqa: E501
+    "c3": ("current", "Changes: flex fares can be changed free of charge until 24 hours before departure; basic fares pay 60 EUR."),  # noqa: E501
+    "c4": ("current", "Refunds: unused tickets are refunded within 14 days to the original form of payment."),
+    "c5": ("current", "Pets: small pets up to 8 kg in an approved carrier may travel in the cabin on domestic routes."),
+    "c6": ("current", "Seats: seat selection is free on flex fares; basic fares pay 12 EUR per seat."),
+}  # fmt: skip
+FARE_QUERIES = [
+    ("how many kg of checked baggage are included on economy", "c1"),
+    ("can I change my flex ticket for free", "c3"),
+    ("how do I get my money back", "c4"),
+    ("can my dog travel with me", "c5"),
+    ("is there a charge to pick where I sit", "c6"),
+]
+
+# Queries aimed at text the default scope must never show: staff-only notes, superseded and draft policies.
+ATTACK_QUERIES = [
+    "goodwill refund store manager GW-LATE internal discount code",
+    "INTERNAL STAFF ONLY do not quote restocking fee waiver area manager sign-off",
+    "return within 60 days store credit 10 business days bikes ridden up to 100 km",
+    "loyalty points for every taka spent",
+    "expired rule seventy-seven days zebra clause",
+]
+
+
+def chunk(cid: str, text: str, doc_id: str | None = None, **meta: object) -> Chunk:
+    """A chunk with the given metadata fields (the rest default)."""
+    return Chunk(cid, doc_id or cid.split(":")[0], text, metadata=Metadata(**meta), location=Location(("T",), 1, 2))
+
+
+def fare_chunks() -> list[Chunk]:
+    return [chunk(f"{cid}:c0", text, cid, status=status) for cid, (status, text) in FARE_CHUNKS.items()]
+
+
+def _expired() -> list[Chunk]:
+    """Current, public chunks whose validity ended (or has not begun): the date check must hide them."""
+    return [
+        chunk("kc-expired:c0", "Expired rule: returns within seventy-seven days under the zebra clause.",
+              status="current", valid_from=date(2019, 1, 1), valid_to=date(2020, 12, 31)),
+        chunk("kc-future:c0", "Future rule: the zebra clause extends returns to ninety days.",
+              status="current", valid_from=date(2099, 1, 1)),
+    ]  # fmt: skip
+
+
+def kestrel_chunks() -> list[Chunk] | None:
+    """The bundled example corpus, parsed and chunked by the real pipeline, plus two out-of-date chunks."""
+    docs_dir = KESTREL / "docs"
+    if not docs_dir.is_dir() or not any(docs_dir.iterdir()):
+        return None
+    from evidencedesk.chunking import chunk_document
+    from evidencedesk.chunking.config import ChunkingConfig
+    from evidencedesk.ingest import parse_folder
+
+    docs = parse_folder(docs_dir).documents
+    chunks = [c for d in docs for c in chunk_document(d, ChunkingConfig())]
+    return chunks + _expired() if chunks else None
+
+
+def kestrel_questions() -> list[str]:
+    path = KESTREL / "labels.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line)["question"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+WORDS = [
+    "refund",
+    "return",
+    "bike",
+    "helmet",
+    "warranty",
+    "battery",
+    "charge",
+    "service",
+    "staff",
+    "discount",
+    "code",
+    "manager",
+    "window",
+    "days",
+    "delivery",
+    "payment",
+    "card",
+    "gift",
+    "voucher",
+    "loyalty",
+    "points",
+    "recall",
+    "fork",
+    "brake",
+    "tyre",
+    "size",
+    "frame",
+    "store",
+    "hours",
+]
+
+
+def generated_corpus(n_docs: int = 40, seed: int = 7) -> list[Chunk]:
+    """Random chunks with random metadata (every status, audience and validity case)."""
+    rng = random.Random(seed)
+    out = []
+    for d in range(n_docs):
+        status = rng.choice(["current", "current", "superseded", "draft"])
+        audience = rng.choice(["public", "public", "staff"])
+        valid_to = rng.choice([None, None, date(2020, 1, 1), date(2099, 1, 1)])
+        for n in range(rng.randint(1, 3)):
+            text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 15)))
+            out.append(chunk(f"g{d}:c{n}", text, f"g{d}", status=status, audience=audience, valid_to=valid_to))
+    return out
