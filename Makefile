@@ -40,7 +40,7 @@ lint: $(BASE)
 	$(PY) -m ruff check src tests bench
 
 bench: $(FULL)
-	$(PY) bench/run_all.py
+	$(PY) bench/run_all.py --scifact ../shared/datasets/scifact
 
 clean:
 	rm -rf $(VENV) .evidencedesk .evidencedesk-demo .pytest_cache test-artifacts
