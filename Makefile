@@ -42,5 +42,8 @@ lint: $(BASE)
 bench: $(FULL)
 	$(PY) bench/run_all.py --scifact ../shared/datasets/scifact
 
+docs: $(BASE)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -d site
+
 clean:
 	rm -rf $(VENV) .evidencedesk .evidencedesk-demo .pytest_cache test-artifacts
