@@ -1,0 +1,43 @@
+"""Storage backends: the embedded SQLite store (default) and PostgreSQL with pgvector.
+
+``open_store(target)`` picks one from its argument: a ``postgresql://`` (or ``postgres://``) URL
+opens a PgStore, anything else is a folder for the embedded Store. Both offer the same methods for
+documents, chunks, builds, ingest, sync, traces and evaluation runs. The PostgreSQL backend is
+imported only when a URL asks for it, so the embedded store needs no PostgreSQL driver.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from evidencedesk.store import Store
+
+if TYPE_CHECKING:
+    from evidencedesk.backends.postgres import PgStore
+
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+
+def is_postgres_url(target: object) -> bool:
+    """True for ``postgresql://...`` and ``postgres://...``."""
+    return isinstance(target, str) and urlsplit(target).scheme in POSTGRES_SCHEMES
+
+
+def open_store(target: str | Path, **options: Any) -> Store | PgStore:
+    """The embedded Store in folder ``target``, or a PgStore when ``target`` is a PostgreSQL URL.
+
+    ``options`` go to the chosen class (e.g. ``chunker`` for both; ``schema``, ``tokenizer``, ``k1``,
+    ``b``, ``embedder``, ``cache_path`` for PostgreSQL).
+    """
+    if is_postgres_url(target):
+        from evidencedesk.backends.postgres import PgStore
+
+        return PgStore(str(target), **options)
+    if isinstance(target, str) and "://" in target:
+        raise ValueError(f"store: unsupported URL {target!r}; use a folder or postgresql://USER@HOST:PORT/DB")
+    return Store(target, **options)
+
+
+__all__ = ["POSTGRES_SCHEMES", "is_postgres_url", "open_store"]

@@ -1,0 +1,88 @@
+"""Documents and Chunks as rows of the PostgreSQL tables (for binary COPY) and back."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evidencedesk.documents import Chunk, Document, Location, Metadata, Section
+from evidencedesk.store.rows import text_hash
+
+DOCUMENT_COLUMNS = (
+    "id", "path", "format", "title", "content_hash", "chunking_hash", "build_id", "metadata",
+    "status", "valid_from", "valid_to", "audience", "lang", "tenant", "sections", "text", "first_line",
+)  # fmt: skip
+DOCUMENT_TYPES = (
+    "text", "text", "text", "text", "text", "text", "int8", "jsonb",
+    "text", "date", "date", "text", "text", "text", "jsonb", "text", "int4",
+)  # fmt: skip
+CHUNK_COLUMNS = (
+    "id", "doc_id", "n", "text", "kind", "heading_path", "first_line", "last_line", "parent_id", "parent_text",
+    "metadata", "status", "valid_from", "valid_to", "audience", "lang", "tenant", "text_hash",
+)  # fmt: skip
+CHUNK_TYPES = (
+    "text", "text", "int4", "text", "text", "jsonb", "int4", "int4", "text", "text",
+    "jsonb", "text", "date", "date", "text", "text", "text", "text",
+)  # fmt: skip
+# the scope columns copied into chunk_terms and chunk_vectors
+SCOPE_COLUMNS = ("doc_id", "status", "audience", "lang", "tenant", "valid_from", "valid_to")
+SCOPE_TYPES = ("text", "text", "text", "text", "text", "date", "date")
+
+
+def document_row(doc: Document, chunking_hash: str, build_id: int | None) -> tuple[Any, ...]:
+    m = doc.metadata
+    return (
+        doc.id, doc.path, doc.format, doc.title, doc.content_hash, chunking_hash, build_id, m.to_dict(),
+        m.status, m.valid_from, m.valid_to, m.audience, m.lang, m.tenant,
+        [s.to_dict() for s in doc.sections], doc.text, doc.first_line,
+    )  # fmt: skip
+
+
+def chunk_row(chunk: Chunk, n: int) -> tuple[Any, ...]:
+    m, loc = chunk.metadata, chunk.location
+    return (
+        chunk.id, chunk.doc_id, n, chunk.text, chunk.kind, list(loc.heading_path), loc.first_line, loc.last_line,
+        chunk.parent_id, chunk.parent_text, m.to_dict(), m.status, m.valid_from, m.valid_to, m.audience, m.lang,
+        m.tenant, text_hash(chunk.text),
+    )  # fmt: skip
+
+
+def scope_values(chunk: Chunk) -> tuple[Any, ...]:
+    m = chunk.metadata
+    return chunk.doc_id, m.status, m.audience, m.lang, m.tenant, m.valid_from, m.valid_to
+
+
+def document_from_record(r: Mapping[str, Any]) -> Document:
+    return Document(
+        id=r["id"],
+        title=r["title"],
+        path=r["path"],
+        format=r["format"],
+        text=r["text"],
+        content_hash=r["content_hash"],
+        metadata=Metadata.from_dict(r["metadata"]),
+        sections=tuple(Section.from_dict(s) for s in r["sections"]),
+        first_line=r["first_line"],
+    )
+
+
+def chunk_from_record(r: Mapping[str, Any]) -> Chunk:
+    """A chunk row joined with its document's title (``doc_title``) and path (``doc_path``)."""
+    return Chunk(
+        id=r["id"],
+        doc_id=r["doc_id"],
+        text=r["text"],
+        kind=r["kind"],
+        location=Location(tuple(r["heading_path"]), r["first_line"], r["last_line"]),
+        metadata=Metadata.from_dict(r["metadata"]),
+        title=r["doc_title"],
+        source=r["doc_path"],
+        parent_id=r["parent_id"],
+        parent_text=r["parent_text"],
+    )
+
+
+CHUNK_SELECT = (
+    "SELECT c.id, c.doc_id, c.text, c.kind, c.heading_path, c.first_line, c.last_line, c.parent_id, c.parent_text,"
+    " c.metadata, d.title AS doc_title, d.path AS doc_path FROM chunks c JOIN documents d ON d.id = c.doc_id"
+)

@@ -1,0 +1,232 @@
+"""The PostgreSQL schema of the scale-out store, as numbered migrations applied in order.
+
+Everything lives in one PostgreSQL schema (``evidencedesk`` unless told otherwise), so several
+stores can share a database. ``schema_migrations`` records each applied version; opening a store
+applies the missing ones under an advisory lock, and refuses a database newer than this code.
+
+Tables: ``documents`` and ``chunks`` (the system of record, metadata as columns), ``chunk_terms``
+(the BM25 side: raw term frequencies, length, distinct term ids and the encoded ``sparsevec``),
+``vocab`` (term ids and document frequencies), ``bm25_stats`` (chunk count, total length and the
+settings the weights were encoded with), ``chunk_vectors`` (dense vectors, typed to the
+embedder's dimension when first used), ``builds``, ``traces``, ``eval_runs`` and ``settings``.
+``chunk_terms`` and ``chunk_vectors`` copy the scope columns of their chunk, so a search filters
+one table in its WHERE clause. Triggers keep ``vocab.df`` and ``bm25_stats`` equal to what
+``chunk_terms`` holds, whichever statement (or cascade) adds or removes rows.
+"""
+
+from __future__ import annotations
+
+import psycopg
+from psycopg import sql
+
+SCHEMA_VERSION = 1
+DEFAULT_SCHEMA = "evidencedesk"
+
+_SCOPE_COLUMNS = """
+    doc_id text COLLATE "C" NOT NULL,
+    status text NOT NULL,
+    audience text NOT NULL,
+    lang text NOT NULL,
+    tenant text NOT NULL,
+    valid_from date,
+    valid_to date"""
+
+_V1 = f"""
+CREATE TABLE settings (key text PRIMARY KEY, value jsonb NOT NULL);
+CREATE TABLE builds (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    created_at text NOT NULL,
+    chunking jsonb NOT NULL,
+    chunking_hash text NOT NULL,
+    n_documents integer NOT NULL,
+    n_chunks integer NOT NULL,
+    report jsonb NOT NULL
+);
+CREATE TABLE documents (
+    id text COLLATE "C" PRIMARY KEY,
+    path text NOT NULL,
+    format text NOT NULL,
+    title text NOT NULL,
+    content_hash text NOT NULL,
+    chunking_hash text NOT NULL,
+    build_id bigint,
+    metadata jsonb NOT NULL,
+    status text NOT NULL,
+    valid_from date,
+    valid_to date,
+    audience text NOT NULL,
+    lang text NOT NULL,
+    tenant text NOT NULL,
+    sections jsonb NOT NULL,
+    text text NOT NULL,
+    first_line integer NOT NULL
+);
+CREATE TABLE chunks (
+    id text COLLATE "C" PRIMARY KEY,
+    doc_id text COLLATE "C" NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    n integer NOT NULL,
+    text text NOT NULL,
+    kind text NOT NULL,
+    heading_path jsonb NOT NULL,
+    first_line integer NOT NULL,
+    last_line integer NOT NULL,
+    parent_id text,
+    parent_text text,
+    metadata jsonb NOT NULL,
+    status text NOT NULL,
+    valid_from date,
+    valid_to date,
+    audience text NOT NULL,
+    lang text NOT NULL,
+    tenant text NOT NULL,
+    text_hash text NOT NULL
+);
+CREATE INDEX chunks_doc ON chunks (doc_id, n);
+CREATE TABLE vocab (
+    id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    term text COLLATE "C" NOT NULL UNIQUE,
+    df integer NOT NULL DEFAULT 0
+);
+CREATE TABLE bm25_stats (
+    one boolean PRIMARY KEY DEFAULT true CHECK (one),
+    n_chunks bigint NOT NULL DEFAULT 0,
+    total_length bigint NOT NULL DEFAULT 0,
+    k1 double precision NOT NULL DEFAULT 1.5,
+    b double precision NOT NULL DEFAULT 0.75,
+    tokenizer jsonb,
+    encoded_avgdl double precision
+);
+INSERT INTO bm25_stats DEFAULT VALUES;
+CREATE TABLE chunk_terms (
+    chunk_id text COLLATE "C" PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,{_SCOPE_COLUMNS},
+    dl integer NOT NULL,
+    terms integer[] NOT NULL,
+    tfs integer[] NOT NULL,
+    weights sparsevec
+) WITH (toast_tuple_target = 8160);  -- keep term rows inline: a search reads them all, detoasting is slow
+CREATE INDEX chunk_terms_terms ON chunk_terms USING gin (terms);
+CREATE TABLE chunk_vectors (
+    chunk_id text COLLATE "C" PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,{_SCOPE_COLUMNS},
+    embedding vector NOT NULL
+) WITH (toast_tuple_target = 8160);
+CREATE TABLE traces (
+    id text PRIMARY KEY,
+    seq bigint GENERATED ALWAYS AS IDENTITY,
+    created_at text NOT NULL,
+    data jsonb NOT NULL
+);
+CREATE TABLE eval_runs (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    created_at text NOT NULL,
+    build_id bigint,
+    data jsonb NOT NULL
+);
+
+-- BM25 document side: tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)) per term, as a sparsevec.
+CREATE FUNCTION bm25_weights(terms integer[], tfs integer[], dl integer, k1 float8, b float8, avgdl float8,
+                             dim integer) RETURNS sparsevec
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT ('{{' || coalesce(string_agg(u.t::text || ':' || (
+        u.tf::float8 * (k1 + 1) / (u.tf::float8 + k1 * (1 - b + b * (
+            CASE WHEN avgdl > 0 THEN dl::float8 / avgdl ELSE 1 END))))::text, ',' ORDER BY u.t), '')
+        || '}}/' || dim)::sparsevec
+    FROM unnest(terms, tfs) AS u(t, tf)
+$$;
+
+CREATE FUNCTION chunk_terms_added() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    UPDATE bm25_stats SET n_chunks = n_chunks + s.n, total_length = total_length + s.len
+    FROM (SELECT count(*) AS n, coalesce(sum(dl), 0) AS len FROM added) AS s;
+    UPDATE vocab v SET df = v.df + d.n
+    FROM (SELECT t, count(*) AS n FROM added, unnest(added.terms) AS t GROUP BY t) AS d WHERE v.id = d.t;
+    RETURN NULL;
+END $$;
+CREATE FUNCTION chunk_terms_removed() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    UPDATE bm25_stats SET n_chunks = n_chunks - s.n, total_length = total_length - s.len
+    FROM (SELECT count(*) AS n, coalesce(sum(dl), 0) AS len FROM removed) AS s;
+    UPDATE vocab v SET df = v.df - d.n
+    FROM (SELECT t, count(*) AS n FROM removed, unnest(removed.terms) AS t GROUP BY t) AS d WHERE v.id = d.t;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER chunk_terms_insert AFTER INSERT ON chunk_terms
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION chunk_terms_added();
+CREATE TRIGGER chunk_terms_delete AFTER DELETE ON chunk_terms
+    REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION chunk_terms_removed();
+"""
+
+# version -> DDL; append new versions, never edit an applied one.
+MIGRATIONS: dict[int, str] = {1: _V1}
+
+
+class PgStoreError(Exception):
+    """The PostgreSQL store cannot be opened (server unreachable, no pgvector, a newer schema)."""
+
+
+def _lock_key(schema: str) -> int:
+    """A stable 63-bit advisory lock key for one store schema."""
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(f"evidencedesk:{schema}".encode()).digest()[:8], "big") >> 1
+
+
+def lock(conn: psycopg.Connection, schema: str) -> None:
+    """Take the store's transaction-level advisory lock (one writer at a time)."""
+    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(schema),))
+
+
+def search_path(conn: psycopg.Connection, schema: str, local: bool = False) -> sql.Composed:
+    """``SET search_path``: the store's schema, then the schema holding pgvector's types."""
+    row = conn.execute(
+        "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'"
+    ).fetchone()
+    names = [schema] + ([row[0]] if row and row[0] != schema else [])
+    head = "SET LOCAL search_path TO {}" if local else "SET search_path TO {}"
+    return sql.SQL(head).format(sql.SQL(", ").join(sql.Identifier(n) for n in names))
+
+
+def applied_version(conn: psycopg.Connection, schema: str) -> int:
+    exists = conn.execute(
+        "SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = 'schema_migrations'", (schema,)
+    ).fetchone()
+    if not exists:
+        return 0
+    row = conn.execute(sql.SQL("SELECT max(version) FROM {}.schema_migrations").format(sql.Identifier(schema)))
+    value = row.fetchone()
+    return int(value[0]) if value and value[0] is not None else 0
+
+
+def migrate(conn: psycopg.Connection, schema: str) -> int:
+    """Create the schema and apply the missing migrations; returns the version now applied.
+
+    ``conn`` must be in autocommit mode; the migrations run in one transaction.
+    """
+    if applied_version(conn, schema) == SCHEMA_VERSION:
+        return SCHEMA_VERSION
+    with conn.transaction():
+        conn.execute("SET LOCAL client_min_messages = warning")
+        lock(conn, schema)
+        try:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except psycopg.Error as exc:
+            raise PgStoreError(f"the pgvector extension is not available in this database: {exc}") from None
+        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+        ident = sql.Identifier(schema)
+        conn.execute(
+            sql.SQL(
+                "CREATE TABLE IF NOT EXISTS {}.schema_migrations (version integer PRIMARY KEY, applied_at text)"
+            ).format(ident)
+        )
+        version = applied_version(conn, schema)
+        if version > SCHEMA_VERSION:
+            raise PgStoreError(
+                f"store schema {schema!r} has version {version}; this version reads up to {SCHEMA_VERSION}"
+            )
+        conn.execute(search_path(conn, schema, local=True))
+        for number in sorted(MIGRATIONS):
+            if number > version:
+                conn.execute(MIGRATIONS[number].encode())  # bytes: sent as a simple query (many statements)
+                conn.execute(
+                    sql.SQL("INSERT INTO {}.schema_migrations VALUES (%s, now()::text)").format(ident), (number,)
+                )
+    return SCHEMA_VERSION

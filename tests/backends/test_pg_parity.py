@@ -1,0 +1,83 @@
+"""Parity: on the example corpus, both backends return the same top 10 for every labelled question."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evidencedesk.backends.postgres import PgBM25Searcher, PgDenseSearcher
+from evidencedesk.retrieval.candidates import Candidate
+from evidencedesk.retrieval.dense import DenseSearcher
+from evidencedesk.retrieval.lexical import BM25Searcher
+from evidencedesk.retrieval.scope import Scope
+
+pytestmark = pytest.mark.integration
+LABELS = Path(__file__).resolve().parents[2] / "examples" / "kestrel" / "labels.jsonl"
+SCOPES = {"default": None, "everything": Scope.everything(), "bangla": Scope(langs=frozenset({"bn"}))}
+
+
+def questions() -> list[str]:
+    if not LABELS.is_file():
+        pytest.skip("examples/kestrel/labels.jsonl is missing")
+    lines = LABELS.read_text(encoding="utf-8").splitlines()
+    out = [json.loads(line)["question"] for line in lines if line.strip()]
+    assert len(out) >= 10
+    return out
+
+
+def same_top(expected: list[Candidate], got: list[Candidate], query: str, tol: float) -> None:
+    assert [c.chunk.id for c in got] == [c.chunk.id for c in expected], query
+    for e, g in zip(expected, got, strict=True):
+        assert g.score == pytest.approx(e.score, abs=tol), (query, e.chunk.id)
+        assert g.rank == e.rank and g.source == e.source
+        assert g.chunk == e.chunk  # text, location, metadata, title and source path all come back the same
+
+
+def test_both_backends_hold_the_same_chunks(kestrel: Any) -> None:
+    embedded, pg, _ = kestrel
+    assert pg.chunks() == embedded.chunks()
+    assert len(pg.chunks()) > 50
+
+
+@pytest.mark.parametrize("scope", SCOPES)
+def test_bm25_top10_equal_on_every_labelled_question(kestrel: Any, scope: str) -> None:
+    embedded, pg, _ = kestrel
+    reference = BM25Searcher(embedded.chunks())
+    # candidates always from the GIN index on term ids, or always from a scan
+    by_index, by_scan = PgBM25Searcher(pg, index_fraction=1e9), PgBM25Searcher(pg, index_fraction=0.0)
+    assert by_index.identity() == reference.identity()
+    nonempty = 0
+    for q in questions():
+        expected = reference.search(q, 10, SCOPES[scope])
+        nonempty += bool(expected)
+        same_top(expected, by_index.search(q, 10, SCOPES[scope]), q, 1e-9)
+        same_top(expected, by_scan.search(q, 10, SCOPES[scope]), q, 1e-9)
+        assert (by_index.last_path, by_scan.last_path) == ("index", "scan") or not expected
+    assert nonempty >= 5
+
+
+@pytest.mark.parametrize("scope", SCOPES)
+def test_exact_dense_top10_equal_on_every_labelled_question(kestrel: Any, memo_embedder: Any, scope: str) -> None:
+    embedded, pg, cache = kestrel
+    reference = DenseSearcher(embedded.chunks(), embedder=memo_embedder, cache_path=cache)
+    searcher = PgDenseSearcher(pg, embedder=memo_embedder, mode="exact")
+    for q in questions():
+        same_top(reference.search(q, 10, SCOPES[scope]), searcher.search(q, 10, SCOPES[scope]), q, 1e-5)
+    reference.close()
+
+
+def test_hnsw_agrees_with_exact_search_on_the_example_corpus(kestrel: Any, memo_embedder: Any) -> None:
+    _, pg, _ = kestrel
+    exact = PgDenseSearcher(pg, embedder=memo_embedder, mode="exact")
+    hnsw = PgDenseSearcher(pg, embedder=memo_embedder, mode="hnsw", fallback=False)
+    found = total = 0
+    for q in questions():
+        truth = {c.chunk.id for c in exact.search(q, 10)}
+        got = hnsw.search(q, 10)
+        assert hnsw.last_path == "hnsw"
+        found += len(truth & {c.chunk.id for c in got})
+        total += len(truth)
+    assert found / total >= 0.95
