@@ -42,19 +42,26 @@ class Diagnosis:
 
 
 class Desk:
-    """Open a store (a directory path) and run ingest, search, ask, evaluate, diagnose and compare."""
+    """Open a store and run ingest, search, ask, evaluate, diagnose and compare.
 
-    def __init__(self, store: str | Path | None = None, settings: Settings | None = None) -> None:
-        from evidencedesk.store import Store
+    ``store`` is a folder (the embedded SQLite store) or a ``postgresql://USER@HOST:PORT/DB`` URL
+    (PostgreSQL with pgvector; BM25 and dense search then run inside the database).
+    """
+
+    def __init__(self, store: str | Path | Any = None, settings: Settings | None = None) -> None:
+        from evidencedesk.backends import is_postgres_url, open_store
 
         self.settings = settings if settings is not None else load_settings()
-        location = str(store) if store is not None else self.settings.store
-        if location.startswith(("postgresql://", "postgres://")):
-            raise ValueError(
-                "store: a postgresql:// URL is served by evidencedesk.backends; Desk opens embedded stores"
-            )
-        self.path = Path(location)
-        self.store = Store(self.path)
+        if store is not None and not isinstance(store, str | Path):  # an already opened store
+            self.store = store
+            self.is_postgres = not hasattr(store, "path")
+            self.path = Path(".evidencedesk") if self.is_postgres else Path(store.path)
+        else:
+            location = str(store) if store is not None else self.settings.store
+            self.is_postgres = is_postgres_url(location)
+            # the embedding cache lives beside an embedded store; a PostgreSQL store keeps its vectors
+            self.path = Path(".evidencedesk") if self.is_postgres else Path(location)
+            self.store = open_store(location)
         self._searchers: dict[tuple[str, int | None], Searcher] = {}
         self._chunks: tuple[int | None, list[Chunk]] | None = None
 
@@ -104,6 +111,12 @@ class Desk:
             return {"rank": leg.rank}
         return {}
 
+    def _dense_embedder(self) -> Any:
+        from evidencedesk.index.embedders import default_embedder, embedder_from_name
+
+        leg = next((x for x in self.settings.retrieval.legs if x.method == "dense"), None)
+        return embedder_from_name(leg.model) if leg and leg.model != "minilm" else default_embedder()
+
     def searcher(self, method: str | None = None) -> Searcher:
         """The first-stage searcher for ``method`` (default: what the settings describe)."""
         from evidencedesk.retrieval.factory import make_searcher
@@ -111,7 +124,13 @@ class Desk:
         method = method or self.settings.retrieval.method
         chunks = self.chunks()
         key = (method, self._chunks[0] if self._chunks else None)
-        if key not in self._searchers:
+        if key not in self._searchers and self.is_postgres:
+            from evidencedesk.backends.postgres.factory import pg_searcher
+
+            if method in ("dense", "hybrid"):
+                self.store.ensure_vectors(self._dense_embedder(), self.path / EMBEDDINGS_FILE)
+            self._searchers[key] = pg_searcher(method, self.store)
+        elif key not in self._searchers:
             if method == "hybrid":
                 r = self.settings.retrieval
                 legs = [leg.method for leg in r.legs] if len(r.legs) > 1 else ["bm25", "dense"]
