@@ -33,6 +33,8 @@ def _pages(raw: bytes, rel: str) -> tuple[list[str], str]:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
         raise IngestError(rel, f"not a readable PDF: {exc}") from None
+    except Exception as exc:  # pypdf raises many other types on corrupt files (NotImplementedError, IndexError...)
+        raise IngestError(rel, f"not a readable PDF: {type(exc).__name__}: {exc}") from None
     return [p.replace("\r\n", "\n").replace("\r", "\n").strip("\n") for p in pages], title
 
 

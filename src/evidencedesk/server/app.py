@@ -6,6 +6,7 @@ inside that caller's scope. Request counts and latencies per route feed ``/metri
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -54,7 +55,14 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > state.service.max_body_bytes and request.url.path != "/ingest":
             return JSONResponse({"detail": f"request body larger than {state.service.max_body_bytes} bytes"}, 413)
-        response = await call_next(request)
+        if request.url.path == "/ingest":  # ingest is bounded by its upload limits, and must not be cut off
+            response = await call_next(request)
+        else:
+            try:
+                response = await asyncio.wait_for(call_next(request), state.service.max_request_seconds)
+            except TimeoutError:
+                limit = state.service.max_request_seconds
+                return JSONResponse({"detail": f"request took longer than the limit of {limit} seconds"}, 408)
         route = request.scope.get("route")
         path = getattr(route, "path", None)
         if path is not None and path != "/":  # static files are not counted

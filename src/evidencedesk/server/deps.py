@@ -63,7 +63,23 @@ def check_k(state: ServiceState, k: int) -> int:
     return k
 
 
+def check_candidates(state: ServiceState, candidates: int) -> int:
+    if candidates > state.service.max_candidates:
+        refuse(400, f"candidates: at most {state.service.max_candidates} here, got {candidates}")
+    return candidates
+
+
 StateDep = Annotated[ServiceState, Depends(get_state)]
 CallerDep = Annotated[Caller, Depends(get_caller)]
 
-__all__ = ["CallerDep", "StateDep", "check_k", "check_text", "get_caller", "get_state", "refuse", "scope_for"]
+__all__ = [
+    "CallerDep",
+    "StateDep",
+    "check_candidates",
+    "check_k",
+    "check_text",
+    "get_caller",
+    "get_state",
+    "refuse",
+    "scope_for",
+]

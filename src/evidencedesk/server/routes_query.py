@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from evidencedesk.retrieval.rerank import get_reranker
-from evidencedesk.server.deps import CallerDep, StateDep, check_k, check_text, refuse, scope_for
+from evidencedesk.server.deps import CallerDep, StateDep, check_candidates, check_k, check_text, refuse, scope_for
 from evidencedesk.server.models import AskRequest, AskResponse, SearchHit, SearchRequest
 from evidencedesk.server.state import ServiceState
 from evidencedesk.service_ops import answer, search_rows
@@ -43,7 +43,7 @@ def ask_options(state: ServiceState, body: AskRequest) -> dict[str, Any]:
         refuse(400, str(exc))
     return {
         "k": k,
-        "candidates": body.candidates,
+        "candidates": check_candidates(state, body.candidates),
         "reranker": reranker,
         "budget_tokens": body.budget or ctx.budget_tokens,
         "floor": body.floor if body.floor is not None else ctx.floor,

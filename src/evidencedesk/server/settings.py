@@ -131,6 +131,8 @@ class ServiceSettings(_Strict):
     max_body_bytes: int = Field(1_000_000, ge=1)  # JSON request bodies (uploads have their own limits)
     max_upload_bytes: int = Field(10_000_000, ge=1)
     max_upload_files: int = Field(200, ge=1)
+    max_candidates: int = Field(200, ge=1, le=10_000)  # candidate depth ``/ask`` may fetch before reranking
+    max_request_seconds: float = Field(60.0, gt=0)  # every route but /ingest; past it the answer is 408
     lab_cache: int = Field(8, ge=1, le=256)  # re-chunked corpora (with their searchers) kept in memory
 
     @model_validator(mode="after")

@@ -93,7 +93,7 @@ class Run:
             self.conn.execute(_INSERT_DOC, document_row(doc, self.config_hash, self.build_id))
             cache: dict[int, tuple[Any, ...]] = {}
             self.conn.executemany(_INSERT_CHUNK, [chunk_row(c, n, cache) for n, c in enumerate(chunks)])
-        except sqlite3.IntegrityError as exc:
+        except (sqlite3.IntegrityError, UnicodeEncodeError) as exc:  # e.g. a lone surrogate from a YAML escape
             self.conn.execute("ROLLBACK TO doc")
             self.conn.execute("RELEASE doc")
             raise IngestError(doc.path, f"cannot store document {doc.id}: {exc}") from None

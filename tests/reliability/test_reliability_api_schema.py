@@ -1,0 +1,64 @@
+"""schemathesis against the service's own OpenAPI schema, in process (ASGI): no request gets a 5xx."""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from reliability_support import COUNTS, write_versioned
+
+from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.config import Settings
+from evidencedesk.server.app import create_app
+from evidencedesk.server.settings import parse_service_settings
+from evidencedesk.server.state import ServiceState
+from evidencedesk.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+KESTREL_DOCS = ROOT / "examples" / "kestrel" / "docs"
+KEY = "reliability-key-0123456789"
+
+
+def _store(root: Path) -> Path:
+    docs = root / "docs"
+    if KESTREL_DOCS.is_dir() and any(KESTREL_DOCS.iterdir()):
+        shutil.copytree(KESTREL_DOCS, docs)
+    else:
+        write_versioned(docs, 1, 6)
+    with Store(root / "store") as s:
+        s.ingest(docs, ChunkingConfig())
+    return root / "store"
+
+
+_root = Path(tempfile.mkdtemp(prefix="evidencedesk-schema-"))  # the schema is read at collection time
+atexit.register(shutil.rmtree, _root, ignore_errors=True)
+SERVICE = parse_service_settings(
+    {
+        "allow_anonymous": True,
+        "ingest_root": str(_root),
+        "keys": [{"name": "fuzzer", "key": KEY, "scope": {"statuses": None, "audiences": None}, "ingest": True}],
+    }
+)
+APP = create_app(ServiceState(_store(_root), Settings(), SERVICE), close_on_shutdown=False)
+schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
+
+
+@pytest.mark.slow
+@schema.parametrize()
+@settings(
+    max_examples=5,
+    deadline=timedelta(seconds=60),
+    suppress_health_check=list(HealthCheck),
+    derandomize=True,
+)
+def test_no_request_gets_a_server_error(case: schemathesis.Case) -> None:
+    response = case.call(headers={"X-API-Key": KEY}, timeout=300)  # the first dense request embeds the corpus
+    COUNTS["schemathesis: requests"] += 1
+    COUNTS[f"schemathesis: {response.status_code // 100}xx answers"] += 1
+    assert response.status_code < 500, f"{case.method} {case.path}: {response.status_code} {response.text[:500]}"
