@@ -75,7 +75,7 @@ def test_eval_diagnose_and_the_gate_on_a_worse_chunking(store: Path, tmp_path: P
     html = tmp_path / "report.html"
     code, out = invoke(
         "eval", str(LABELS), "--store", str(store), "--method", "bm25", "--k", "5", "--methods", "tfidf",
-        "--html", str(html), "--json",
+        "--html", str(html), "--no-answers", "--json",
     )  # fmt: skip
     assert code == 0, out
     good = json.loads(out)
@@ -91,7 +91,9 @@ def test_eval_diagnose_and_the_gate_on_a_worse_chunking(store: Path, tmp_path: P
 
     with Store(store) as db:  # re-ingest with windows far too small: the same documents, a worse build
         db.ingest(DOCS, ChunkingConfig("fixed", size=60, unit="chars"))
-    code, out = invoke("eval", str(LABELS), "--store", str(store), "--method", "bm25", "--k", "5", "--json")
+    code, out = invoke(
+        "eval", str(LABELS), "--store", str(store), "--method", "bm25", "--k", "5", "--no-answers", "--json"
+    )
     assert code == 0, out
     worse = json.loads(out)
     assert worse["run_id"] == 2 and worse["build_id"] == 2

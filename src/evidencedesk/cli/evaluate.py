@@ -128,6 +128,60 @@ def _print_strategies(rows: list[dict[str, Any]]) -> None:
     console.print(table)
 
 
+def _answer_generator(name: str, wanted: bool) -> Any:
+    """The generator for answer-level evaluation (on unless ``--no-answers``), or None when answers are off."""
+    from evidencedesk.answer.generators import get_generator
+
+    if not wanted:
+        return None
+    try:
+        return get_generator(name)
+    except ValueError as exc:
+        fail(f"--generator: {exc}", 2)
+    except (ImportError, FileNotFoundError, RuntimeError) as exc:
+        fail(f"generator {name!r} is not available: {exc}")
+
+
+def _answer_all(
+    searcher: Any, labels: list[Any], chunks: list[Any], generator: Any, scope: Any, k: int, floor: float | None
+) -> dict[str, Any]:
+    from evidencedesk.evaluation.answers import evaluate_answers
+
+    try:
+        return evaluate_answers(searcher, labels, chunks, generator, scope, k, floor=floor).to_dict()
+    except RuntimeError as exc:  # a language-model generator that failed mid-run
+        fail(f"answering failed: {exc}")
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _print_answers(res: dict[str, Any]) -> None:
+    cells = {name: cell["count"] for name, cell in res["table"]["cells"].items()}
+    table = Table(title=f"retrieval by answer ({res['generator']}, {res['n_answerable']} answerable questions)")
+    for col in ("", "answer correct and supported", "answer wrong or unsupported"):
+        table.add_column(col, justify="left" if not col else "right")
+    table.add_row("gold in context", str(cells["working"]), str(cells["generation or context failure"]))
+    table.add_row("gold not in context", str(cells["right without evidence"]), str(cells["retrieval miss"]))
+    console.print(table)
+    rates = Table(title="answers")
+    for col in ("measure", "value", "counts"):
+        rates.add_column(col, justify="left" if col == "measure" else "right")
+    abstained = res["abstained_answerable"] + res["abstained_unanswerable"]
+    right = res["abstained_unanswerable"]  # abstentions on questions the documents cannot answer
+    rows = [
+        ("answer accuracy", "accuracy", f"{res['correct']}/{res['n_answerable']} answerable"),
+        ("faithfulness", "faithfulness", f"{res['supported_sentences']}/{res['sentences']} sentences"),
+        ("citation validity", "citation_validity", f"{res['citations_valid']}/{res['answers_generated']} answers"),
+        ("abstention precision", "abstention_precision", f"{right}/{abstained} abstained"),
+        ("abstention recall", "abstention_recall", f"{right}/{res['n_unanswerable']} unanswerable"),
+    ]
+    for measure, key, counts in rows:
+        rates.add_row(measure, _rate(res[key]), counts)
+    console.print(rates)
+
+
 @app.command("eval")
 def eval_command(
     labels_path: LabelsArg,
@@ -145,6 +199,16 @@ def eval_command(
     lang: LangOpt = None,
     tenant: TenantOpt = None,
     valid_at: ValidAtOpt = None,
+    answers: Annotated[
+        bool,
+        typer.Option(
+            "--answers/--no-answers",
+            help="Also answer every question with --generator and score the answers (default: on).",
+        ),
+    ] = True,
+    generator_name: Annotated[
+        str, typer.Option("--generator", help="Generator for --answers: extractive, llama-cpp or openai.")
+    ] = "extractive",
     as_json: JsonOpt = False,
 ) -> None:
     """Score labelled questions: metrics overall and per tag, label counts with and without the filter."""
@@ -152,6 +216,7 @@ def eval_command(
     _check(method, k, others)
     scope = scope_from_options(status, audience, lang, tenant, valid_at)
     labels = _labels(labels_path)
+    generator = _answer_generator(generator_name, answers)
 
     from evidencedesk.evaluation.run import EvalRun
     from evidencedesk.evaluation.runner import evaluate
@@ -174,6 +239,7 @@ def eval_command(
             if rest:
                 more_rows, more_curves = compare_strategies(rest, labels, chunks, scope, k)
                 rows, curves = rows + more_rows, {**curves, **more_curves}
+            answered = None if generator is None else _answer_all(searcher, labels, chunks, generator, scope, k, floor)
         except ValueError as exc:
             fail(str(exc), 2)
         run = EvalRun(
@@ -189,6 +255,8 @@ def eval_command(
             curves=curves,
         ).to_dict()
         run["labels"] = str(labels_path)
+        if answered is not None:
+            run["answers"] = answered
         run_id = db.save_eval_run(run) if save else None
         if html is not None:
             from evidencedesk.evaluation.report_html import write_report
@@ -200,6 +268,8 @@ def eval_command(
         print_json({"run_id": run_id, **run})
         return
     _print_run(run)
+    if run.get("answers"):
+        _print_answers(run["answers"])
     if html is not None:
         console.print(f"report: {html}", highlight=False)
     if run_id is not None:

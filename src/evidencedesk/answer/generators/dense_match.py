@@ -1,0 +1,85 @@
+"""Dense evidence for the extractive generator: cosine similarity of question and unit embeddings.
+
+The bundled embedder (all-MiniLM-L6-v2) reads English. A question written mostly in another
+script gets no dense evidence (``applies`` is False) and the generator relies on word matches.
+
+Embeddings are cached per text (a bounded, least-recently-used cache shared by every generator in
+the process), so a unit shown for many questions is embedded once. Similarities are rounded to
+four decimals, so a difference in the last float bit never changes which unit wins.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from threading import Lock
+from typing import Any
+
+import numpy as np
+
+MIN_LATIN_SHARE = 0.5  # a question needs at least this share of Latin letters for the English embedder
+CACHE_SIZE = 8192
+DECIMALS = 4
+
+
+def latin_share(text: str) -> float:
+    """The share of the letters of ``text`` that are ASCII (1.0 for a text without letters)."""
+    letters = [ch for ch in text if ch.isalpha()]
+    return sum(ch.isascii() for ch in letters) / len(letters) if letters else 1.0
+
+
+class DenseScorer:
+    """Cosine similarity between a question and texts, with ``embedder`` (any ``Embedder``)."""
+
+    def __init__(self, embedder: Any, cache_size: int = CACHE_SIZE) -> None:
+        if cache_size < 0:
+            raise ValueError(f"cache_size: must be >= 0, got {cache_size}")
+        self.embedder = embedder
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = Lock()
+
+    @staticmethod
+    def applies(question: str) -> bool:
+        """True when the English embedder can read ``question`` (mostly Latin letters)."""
+        return latin_share(question) >= MIN_LATIN_SHARE
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-length embeddings of ``texts``, from the cache where possible; the rest in one batch."""
+        with self._lock:
+            todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            if todo:
+                fresh = self.embedder.embed(todo)
+                for text, vec in zip(todo, fresh, strict=True):
+                    self._cache[text] = np.asarray(vec, dtype=np.float32)
+            out = np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, 1), dtype=np.float32)
+            for t in texts:
+                self._cache.move_to_end(t)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return out
+
+    def similarities(self, question: str, texts: Sequence[str]) -> list[float]:
+        """Rounded cosine similarity of ``question`` with each text, in order."""
+        if not texts:
+            return []
+        matrix = self.vectors([question, *texts])
+        return [round(float(x), DECIMALS) for x in matrix[1:] @ matrix[0]]
+
+
+_DEFAULT: DenseScorer | None = None
+_DEFAULT_LOCK = Lock()
+
+
+def default_dense_scorer() -> DenseScorer:
+    """The process-wide scorer over the bundled MiniLM embedder (loaded on first use)."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            from evidencedesk.index.embedders import default_embedder
+
+            _DEFAULT = DenseScorer(default_embedder())
+        return _DEFAULT
+
+
+__all__ = ["CACHE_SIZE", "MIN_LATIN_SHARE", "DenseScorer", "default_dense_scorer", "latin_share"]

@@ -1,0 +1,189 @@
+"""Answer-level evaluation: run the ``ask`` pipeline on every label and score the answers.
+
+For each label the question is answered with the same searcher, scope and k as the retrieval
+evaluation, then:
+
+* the retrieval-by-answer table (``table.retrieval_by_answer``): did the gold reach the context,
+  and was the answer correct and supported;
+* faithfulness: the share of answer sentences that their cited chunks support after validation.
+  Sentences validation flagged or dropped count as unsupported; abstentions have no sentences;
+* citation validity: the share of answers (the generator did not abstain) that cite at least one
+  chunk and whose every cited id was shown to the generator;
+* abstention precision (abstained and unanswerable / abstained) and recall (abstained and
+  unanswerable / unanswerable), "abstained" meaning the validated answer is an abstention;
+* answer accuracy: the share of answerable labels answered correctly (``answer_matches`` on the
+  label's ``answer``, and no abstention).
+
+A ratio whose denominator is zero is ``None`` (nothing to measure), never 0 or 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evidencedesk.answer.generators.base import Generator
+from evidencedesk.answer.pipeline import ask
+from evidencedesk.answer.validate import SHOWN, ValidatedAnswer
+from evidencedesk.documents import Chunk
+from evidencedesk.evaluation.labels import Label
+from evidencedesk.evaluation.table import AnswerTable, answer_matches, gold_in_context, retrieval_by_answer
+from evidencedesk.retrieval.candidates import Searcher
+from evidencedesk.retrieval.scope import Scope
+from evidencedesk.trace import Trace
+
+
+def ratio(part: int, whole: int) -> float | None:
+    """``part / whole``, or None when ``whole`` is 0."""
+    return part / whole if whole else None
+
+
+@dataclass(frozen=True)
+class AnswerRecord:
+    """One label after answering: what came back and how it scored."""
+
+    id: str
+    answerable: bool
+    answer: str
+    abstained: bool
+    correct: bool  # answerable, matched the label's answer and did not abstain
+    gold_in_context: bool
+    cell: str | None  # the retrieval-by-answer cell (answerable labels only)
+    sentences: int  # sentences of the generator's answer that validation checked
+    supported: int  # of those, the ones their cited chunks support
+    generated: bool  # the generator answered (it did not abstain itself)
+    citations_valid: bool  # it cited something and every cited id was shown
+    cited: tuple[str, ...] = ()
+    context: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "answerable": self.answerable,
+            "answer": self.answer,
+            "abstained": self.abstained,
+            "correct": self.correct,
+            "gold_in_context": self.gold_in_context,
+            "cell": self.cell,
+            "sentences": self.sentences,
+            "supported": self.supported,
+            "generated": self.generated,
+            "citations_valid": self.citations_valid,
+            "cited": list(self.cited),
+            "context": list(self.context),
+        }
+
+
+def record(label: Label, checked: ValidatedAnswer, trace: Trace, cell: str | None = None) -> AnswerRecord:
+    """Score one answered label; ``cell`` is its retrieval-by-answer cell when known."""
+    generated = bool(checked.sentences or checked.citation_status)
+    statuses = checked.citation_status.values()
+    return AnswerRecord(
+        id=label.id,
+        answerable=label.answerable,
+        answer=checked.answer,
+        abstained=checked.abstained,
+        correct=label.answerable and not checked.abstained and answer_matches(label.answer, checked.answer),
+        gold_in_context=label.answerable and gold_in_context(label, trace),
+        cell=cell,
+        sentences=len(checked.sentences),
+        supported=sum(s.supported for s in checked.sentences),
+        generated=generated,
+        citations_valid=generated and bool(statuses) and all(s == SHOWN for s in statuses),
+        cited=tuple(checked.cited),
+        context=tuple(c.chunk.id for c in trace.context),
+    )
+
+
+@dataclass
+class AnswerEvaluation:
+    """Answer-level results for a set of labels: the table, the rates and one record per label."""
+
+    generator: str
+    records: list[AnswerRecord]
+    table: AnswerTable = field(default_factory=AnswerTable)
+
+    @property
+    def answerable(self) -> list[AnswerRecord]:
+        return [r for r in self.records if r.answerable]
+
+    @property
+    def unanswerable(self) -> list[AnswerRecord]:
+        return [r for r in self.records if not r.answerable]
+
+    @property
+    def faithfulness(self) -> float | None:
+        return ratio(sum(r.supported for r in self.records), sum(r.sentences for r in self.records))
+
+    @property
+    def citation_validity(self) -> float | None:
+        generated = [r for r in self.records if r.generated]
+        return ratio(sum(r.citations_valid for r in generated), len(generated))
+
+    @property
+    def abstention_precision(self) -> float | None:
+        abstained = [r for r in self.records if r.abstained]
+        return ratio(sum(not r.answerable for r in abstained), len(abstained))
+
+    @property
+    def abstention_recall(self) -> float | None:
+        return ratio(sum(r.abstained for r in self.unanswerable), len(self.unanswerable))
+
+    @property
+    def accuracy(self) -> float | None:
+        return ratio(sum(r.correct for r in self.answerable), len(self.answerable))
+
+    def to_dict(self) -> dict[str, Any]:
+        answerable, unanswerable = self.answerable, self.unanswerable
+        return {
+            "generator": self.generator,
+            "n_answerable": len(answerable),
+            "n_unanswerable": len(unanswerable),
+            "correct": sum(r.correct for r in answerable),
+            "accuracy": self.accuracy,
+            "abstained_answerable": sum(r.abstained for r in answerable),
+            "abstained_unanswerable": sum(r.abstained for r in unanswerable),
+            "answered_unanswerable": sum(not r.abstained for r in unanswerable),
+            "abstention_precision": self.abstention_precision,
+            "abstention_recall": self.abstention_recall,
+            "sentences": sum(r.sentences for r in self.records),
+            "supported_sentences": sum(r.supported for r in self.records),
+            "faithfulness": self.faithfulness,
+            "answers_generated": sum(r.generated for r in self.records),
+            "citations_valid": sum(r.citations_valid for r in self.records),
+            "citation_validity": self.citation_validity,
+            "table": self.table.to_dict(),
+            "questions": [r.to_dict() for r in self.records],
+        }
+
+
+def evaluate_answers(
+    searcher: Searcher,
+    labels: Sequence[Label],
+    chunks: Sequence[Chunk] | Mapping[str, Chunk],
+    generator: Generator,
+    scope: Scope | None = None,
+    k: int = 5,
+    **ask_options: Any,
+) -> AnswerEvaluation:
+    """Answer every label with ``ask`` (same searcher, scope and k for all) and score the answers.
+
+    ``chunks`` is every indexed chunk (a list, or a mapping by id). ``ask_options`` go to ``ask``
+    unchanged (``candidates``, ``reranker``, ``budget_tokens``, ``floor``, ``order`` ...).
+    """
+    if k < 1:
+        raise ValueError(f"k: must be at least 1, got {k}")
+    by_id = dict(chunks) if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
+    indexed = list(by_id.values())
+    scope = scope if scope is not None else Scope()
+    answered = [
+        (label, *ask(label.question, searcher, by_id, generator, scope=scope, k=k, **ask_options)) for label in labels
+    ]
+    table = retrieval_by_answer([(label, trace) for label, _, trace in answered], indexed)
+    cells = {qid: cell for cell, ids in table.cells.items() for qid in ids}
+    records = [record(label, checked, trace, cells.get(label.id)) for label, checked, trace in answered]
+    return AnswerEvaluation(getattr(generator, "name", type(generator).__name__), records, table)
+
+
+__all__ = ["AnswerEvaluation", "AnswerRecord", "evaluate_answers", "ratio", "record"]
