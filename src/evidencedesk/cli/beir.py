@@ -1,0 +1,73 @@
+"""``evidencedesk beir DATASET_DIR``: run a retrieval method on a BEIR dataset and print nDCG@10, recall@100, MRR@10."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from evidencedesk.cli.app import JsonOpt, app, console, err_console, fail, print_json
+from evidencedesk.retrieval.factory import METHODS
+
+DEFAULT_BEIR_STORES = Path(".evidencedesk-beir")
+
+
+@app.command()
+def beir(
+    dataset_dir: Annotated[Path, typer.Argument(help="A BEIR folder: corpus.jsonl[.gz], queries.jsonl, qrels/.")],
+    method: Annotated[str, typer.Option("--method", help=f"One of {', '.join(METHODS)}.")] = "bm25",
+    split: Annotated[str, typer.Option("--split", help="The qrels split to score (qrels/SPLIT.tsv).")] = "test",
+    store: Annotated[
+        Path | None,
+        typer.Option("--store", help="Store for the corpus and its embeddings. Default: .evidencedesk-beir/NAME."),
+    ] = None,
+    run_out: Annotated[Path | None, typer.Option("--run-out", help="Write a TREC run file here.")] = None,
+    k1: Annotated[float | None, typer.Option("--k1", help="BM25 k1 (default 1.5).")] = None,
+    b: Annotated[float | None, typer.Option("--b", help="BM25 b (default 0.75).")] = None,
+    stem: Annotated[bool, typer.Option("--stem/--no-stem", help="English stemming for lexical methods.")] = True,
+    stopwords: Annotated[
+        bool, typer.Option("--stopwords/--no-stopwords", help="Drop English stopwords in lexical methods.")
+    ] = True,
+    contextual: Annotated[
+        bool, typer.Option("--contextual/--no-contextual", help="Embed 'title > headings' before each chunk.")
+    ] = False,
+    fusion: Annotated[str, typer.Option("--fusion", help="Hybrid fusion: rrf or normalized.")] = "rrf",
+    as_json: JsonOpt = False,
+) -> None:
+    """Score a method on a BEIR dataset; the corpus is stored once and its embeddings cached in the store."""
+    from evidencedesk.evaluation.beir import run_beir, searcher_params
+
+    if method not in METHODS:
+        fail(f"--method: unknown method {method!r}; choose from {', '.join(METHODS)}", 2)
+    if fusion not in ("rrf", "normalized"):
+        fail(f"--fusion: must be rrf or normalized, got {fusion!r}", 2)
+    if fusion != "rrf" and method != "hybrid":
+        fail("--fusion: only for --method hybrid", 2)
+    if (k1 is not None or b is not None) and method not in ("bm25", "hybrid"):
+        fail("--k1/--b: only for --method bm25 or hybrid", 2)
+    if not dataset_dir.is_dir():
+        fail(f"DATASET_DIR: {dataset_dir} is not a folder", 2)
+    store_dir = store if store is not None else DEFAULT_BEIR_STORES / dataset_dir.resolve().name
+    params: dict[str, Any] = searcher_params(
+        method, store_dir, k1=k1, b=b, stem=stem, stopwords=stopwords, contextual=contextual, progress=not as_json
+    )
+    if method == "hybrid":
+        params["fusion"] = fusion
+    if not as_json:
+        err_console.print(f"running {method} on {dataset_dir} ({split}); store {store_dir}", highlight=False)
+    try:
+        summary = run_beir(dataset_dir, method, store_dir, split=split, run_out=run_out, params=params)
+    except ValueError as exc:
+        fail(str(exc))
+    if as_json:
+        print_json(summary)
+        return
+    table = Table(title=f"{dataset_dir.name} · {method} · {split}")
+    for key in summary:
+        table.add_column(key, justify="right")
+    table.add_row(*(f"{v:.4f}" if isinstance(v, float) and "@" in k else str(v) for k, v in summary.items()))
+    console.print(table)
+    if run_out is not None:
+        console.print(f"run file: {run_out}", highlight=False)

@@ -1,0 +1,150 @@
+"""Exact vector search: dot products over the allowed rows only, top-k by argpartition.
+
+Vectors are unit length, so the dot product is the cosine. Only positive scores count as
+matches: a search never pads its result with unrelated rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evidencedesk.index.embedders import Embedder
+
+VECTORS_FILE = "vectors.npy"
+META_FILE = "dense.json"
+
+
+def top_k(scores: np.ndarray, rows: np.ndarray, ids: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The best ``k`` positive ``scores`` (with their ``rows``), highest first; ties broken by id."""
+    positive = scores > 0
+    if not positive.all():
+        scores, rows = scores[positive], rows[positive]
+    if len(scores) > k:
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        keep = scores >= kth  # every row tied with the k-th, so the tie-break does not depend on row order
+        scores, rows = scores[keep], rows[keep]
+    order = sorted(range(len(rows)), key=lambda i: (-float(scores[i]), ids[int(rows[i])]))[:k]
+    return rows[order].astype(np.int64), scores[order].astype(np.float32)
+
+
+class DenseIndex:
+    """Unit vectors (one row per id) plus the name and dimension of the embedder that made them."""
+
+    def __init__(self, vectors: np.ndarray, ids: Sequence[str], model_name: str, dim: int) -> None:
+        if not model_name:
+            raise ValueError("model_name: must not be empty")
+        if dim < 1:
+            raise ValueError(f"dim: must be at least 1, got {dim}")
+        vectors = np.asarray(vectors, dtype=np.float32)  # a float32 memory map stays mapped (no copy)
+        if len(ids) == 0 and vectors.size == 0:
+            vectors = np.zeros((0, dim), dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[1] != dim:
+            raise ValueError(f"vectors: expected shape (n, {dim}), got {vectors.shape}")
+        if vectors.shape[0] != len(ids):
+            raise ValueError(f"ids: {len(ids)} ids for {vectors.shape[0]} vectors")
+        self.ids = list(ids)
+        self._row = {id_: n for n, id_ in enumerate(self.ids)}
+        if len(self._row) != len(self.ids):
+            raise ValueError("ids: must be unique")
+        self.vectors = vectors
+        self.model_name = model_name
+        self.dim = dim
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def row(self, id_: str) -> int:
+        return self._row[id_]
+
+    def __contains__(self, id_: object) -> bool:
+        return id_ in self._row
+
+    def check(self, embedder: Embedder) -> None:
+        """Refuse an embedder other than the one the index was built with."""
+        if embedder.name != self.model_name or embedder.dim != self.dim:
+            raise ValueError(
+                f"index built with {self.model_name} (dim {self.dim}) cannot be searched with "
+                f"{embedder.name} (dim {embedder.dim}); rebuild the index with that embedder"
+            )
+
+    def scores(self, query_vec: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
+        if q.shape[0] != self.dim:
+            raise ValueError(f"query vector: expected dimension {self.dim}, got {q.shape[0]}")
+        matrix = self.vectors if rows is None else self.vectors[rows]
+        return matrix @ q
+
+    def search(
+        self, query_vec: np.ndarray, k: int = 10, allowed_mask: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Rows and cosine scores of the best ``k`` allowed rows with a positive score, best first."""
+        if k < 1:
+            raise ValueError(f"k: must be at least 1, got {k}")
+        if allowed_mask is None:
+            rows = np.arange(len(self), dtype=np.int64)
+            scores = self.scores(query_vec)
+        else:
+            allowed_mask = np.asarray(allowed_mask, dtype=bool)
+            if allowed_mask.shape != (len(self),):
+                raise ValueError(f"allowed_mask: expected {len(self)} entries, got shape {allowed_mask.shape}")
+            if allowed_mask.all():
+                rows = np.arange(len(self), dtype=np.int64)
+                scores = self.scores(query_vec)
+            else:
+                rows = np.flatnonzero(allowed_mask)
+                scores = self.scores(query_vec, rows)
+        return top_k(scores, rows, self.ids, k)
+
+    # ---- incremental updates -------------------------------------------------------------------
+
+    def add(self, vectors: np.ndarray, ids: Sequence[str]) -> None:
+        """Append rows; an id already present is an error (remove it first)."""
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape != (len(ids), self.dim):
+            raise ValueError(f"vectors: expected shape ({len(ids)}, {self.dim}), got {vectors.shape}")
+        clash = [i for i in ids if i in self._row]
+        if clash or len(set(ids)) != len(ids):
+            raise ValueError(f"ids: already in the index or repeated: {', '.join(clash[:5]) or 'repeated ids'}")
+        self.vectors = np.concatenate([np.asarray(self.vectors), vectors]) if len(self) else vectors.copy()
+        for id_ in ids:
+            self._row[id_] = len(self.ids)
+            self.ids.append(id_)
+
+    def remove(self, ids: Sequence[str]) -> np.ndarray:
+        """Drop the rows of ``ids`` (unknown ids are ignored); returns the removed row numbers."""
+        gone = np.array(sorted({self._row[i] for i in ids if i in self._row}), dtype=np.int64)
+        if len(gone):
+            keep = np.ones(len(self), dtype=bool)
+            keep[gone] = False
+            self.vectors = np.asarray(self.vectors)[keep]
+            self.ids = [i for i, k in zip(self.ids, keep, strict=True) if k]
+            self._row = {id_: n for n, id_ in enumerate(self.ids)}
+        return gone
+
+    # ---- persistence ---------------------------------------------------------------------------
+
+    def meta(self) -> dict[str, Any]:
+        return {"model_name": self.model_name, "dim": self.dim, "ids": self.ids}
+
+    def save(self, directory: str | Path) -> Path:
+        """Write ``vectors.npy`` and ``dense.json`` into ``directory``."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        np.save(directory / VECTORS_FILE, np.asarray(self.vectors, dtype=np.float32))
+        (directory / META_FILE).write_text(json.dumps(self.meta()), encoding="utf-8")
+        return directory
+
+    @classmethod
+    def load(cls, directory: str | Path, mmap: bool = True) -> DenseIndex:
+        directory = Path(directory)
+        meta_path, vec_path = directory / META_FILE, directory / VECTORS_FILE
+        if not meta_path.is_file() or not vec_path.is_file():
+            raise ValueError(f"no dense index in {directory} (expected {VECTORS_FILE} and {META_FILE})")
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        vectors = np.load(vec_path, mmap_mode="r" if mmap else None)
+        return cls(vectors, meta["ids"], meta["model_name"], int(meta["dim"]))

