@@ -21,6 +21,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "retrieval"))
 
+from pg_helpers import drop_schema  # noqa: E402
+
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:55432/evidencedesk_test"
 PG_URL = os.environ.get("EVIDENCEDESK_PG_URL", DEFAULT_URL)
 START_HINT = "start one with `sudo scripts/start-postgres.sh` or point EVIDENCEDESK_PG_URL at a server with pgvector"
@@ -68,14 +70,6 @@ def make_store(pg_url: str) -> Iterator[Callable[..., Any]]:
     for store in stores:
         drop_schema(pg_url, store.schema)
         store.close()
-
-
-def drop_schema(url: str, schema: str) -> None:
-    import psycopg
-    from psycopg import sql
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
 class MemoEmbedder:

@@ -44,3 +44,11 @@ class RandomEmbedder:
             v = np.abs(np.random.default_rng(seed).standard_normal(self.dim))
             out[i] = v / np.linalg.norm(v)
         return out
+
+
+def drop_schema(url: str, schema: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))

@@ -44,7 +44,7 @@ def attack_store(pg_url: str, memo_embedder: Any) -> Any:
     """The example corpus plus two out-of-date chunks (every kind of forbidden chunk), vectors included."""
     import uuid
 
-    from conftest import drop_schema
+    from pg_helpers import drop_schema
 
     chunks = kestrel_chunks()
     if chunks is None:
@@ -124,7 +124,7 @@ def tenant_store(pg_url: str) -> Any:
     """3,000 chunks with random unit vectors; tenant "rare" holds 30 of them (1%)."""
     import uuid
 
-    from conftest import drop_schema
+    from pg_helpers import drop_schema
 
     rng = random.Random(11)
     words = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta"]
