@@ -149,8 +149,7 @@ def test_doc_run_scores_and_trec_file(tmp_path: Path) -> None:
     assert set(run) == set(ds.queries) and all(len(docs) <= 3 for docs in run.values())
     assert next(iter(run["q1"])) == "d1"
     scores = score_run(ds.qrels, run)
-    ranked = {q: list(docs) for q, docs in run.items()}
-    assert scores["ndcg@10"] == pytest.approx(mean(ndcg(ds.qrels, ranked, 10)))
+    assert scores["ndcg@10"] == pytest.approx(mean(ndcg(ds.qrels, run, 10)))
     path = write_trec_run(run, tmp_path / "run.trec", "my tag")
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == sum(len(d) for d in run.values())
@@ -159,6 +158,7 @@ def test_doc_run_scores_and_trec_file(tmp_path: Path) -> None:
         assert q0 == "Q0" and tag == "mytag" and doc in run[qid]
         assert float(score) == pytest.approx(run[qid][doc], abs=1e-6)
     q1 = [line.split(" ") for line in lines if line.startswith("q1 ")]
+    assert [r[2] for r in q1] == list(run["q1"])  # the run's order, rank 1 first
     assert [int(r[3]) for r in q1] == list(range(1, len(q1) + 1))
     assert [float(r[4]) for r in q1] == sorted((float(r[4]) for r in q1), reverse=True)
 
@@ -192,3 +192,21 @@ def test_cli_usage_errors(tmp_path: Path) -> None:
     assert runner.invoke(app, ["beir", str(folder), "--method", "dense", "--k1", "1.2"]).exit_code == 2
     bad_split = runner.invoke(app, ["beir", str(folder), "--split", "dev", "--store", str(tmp_path / "s"), "--json"])
     assert bad_split.exit_code == 1 and "dev" in bad_split.stderr
+
+
+def test_scores_equal_trec_eval_and_keep_the_run_order() -> None:
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels = {"q1": {"d1": 1, "d3": 2}, "q2": {"d2": 1}, "q3": {"d9": 1}}
+    run = {
+        "q1": {"d4": 0.9, "d1": 0.5, "d2": 0.4, "d3": 0.3},
+        "q2": {"d5": 2.0, "d2": 1.0, "d6": 0.5},
+        "q3": {"d1": 1.0},
+    }
+    ours = score_run(qrels, run)
+    res = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.100", "recip_rank"}).evaluate(run)
+    assert ours["ndcg@10"] == pytest.approx(sum(r["ndcg_cut_10"] for r in res.values()) / 3)
+    assert ours["recall@100"] == pytest.approx(sum(r["recall_100"] for r in res.values()) / 3)
+    assert ours["mrr@10"] == pytest.approx(sum(r["recip_rank"] for r in res.values()) / 3)  # every hit is in the top 10
+    # A tie keeps the order the searcher gave it (d1 first), where trec_eval would put d2 first.
+    tied = score_run({"q": {"d1": 1}}, {"q": {"d1": 0.5, "d2": 0.5}})
+    assert tied["mrr@10"] == 1.0

@@ -160,26 +160,30 @@ def doc_run(
     k: int = RUN_DEPTH,
     scope: Scope | None = None,
 ) -> DocRun:
-    """Each query's top ``k`` documents; a document scores the best score of its chunks."""
+    """Each query's top ``k`` documents in the searcher's order (a dict keeps it); a document takes the
+    rank and score of its best chunk."""
     per_doc: dict[str, int] = {}
     for c in chunks:
         per_doc[c.doc_id] = per_doc.get(c.doc_id, 0) + 1
     depth = min(max(1, len(chunks)), k * max(per_doc.values(), default=1))
     run: DocRun = {}
     for qid, text in queries.items():
-        best: dict[str, float] = {}
+        docs: dict[str, float] = {}
         for cand in searcher.search(text, depth, scope):
-            doc = cand.chunk.doc_id
-            if doc not in best or cand.score > best[doc]:
-                best[doc] = cand.score
-        top = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-        run[qid] = dict(top)
+            if len(docs) == k:
+                break
+            docs.setdefault(cand.chunk.doc_id, cand.score)
+        run[qid] = docs
     return run
 
 
 def score_run(qrels: Qrels, run: DocRun) -> dict[str, float]:
-    """nDCG@10, recall@100 and MRR@10 averaged over the judged queries (trec_eval semantics)."""
-    ranked = {qid: [d for d, _ in sorted(docs.items(), key=lambda kv: (-kv[1], kv[0]))] for qid, docs in run.items()}
+    """nDCG@10, recall@100 and MRR@10 averaged over the judged queries (trec_eval definitions).
+
+    Documents are taken in the run's own order, the order the searcher returned them. Only equal
+    scores can differ from trec_eval, which re-sorts a tie by document id (descending).
+    """
+    ranked = {qid: list(docs) for qid, docs in run.items()}
     return {
         "ndcg@10": mean(ndcg(qrels, ranked, 10)),
         "recall@100": mean(recall(qrels, ranked, 100)),
@@ -188,14 +192,13 @@ def score_run(qrels: Qrels, run: DocRun) -> dict[str, float]:
 
 
 def write_trec_run(run: DocRun, path: str | Path, tag: str) -> Path:
-    """``qid Q0 docid rank score tag`` lines, best first per query."""
+    """``qid Q0 docid rank score tag`` lines in the run's order (rank 1 first)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tag = "".join(ch for ch in tag if not ch.isspace()) or "evidencedesk"
     with path.open("w", encoding="utf-8") as fh:
         for qid, docs in run.items():
-            ranked = sorted(docs.items(), key=lambda kv: (-kv[1], kv[0]))
-            for rank, (doc, score) in enumerate(ranked, 1):
+            for rank, (doc, score) in enumerate(docs.items(), 1):
                 fh.write(f"{qid} Q0 {doc} {rank} {score:.6f} {tag}\n")
     return path
 
