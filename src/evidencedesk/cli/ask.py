@@ -125,6 +125,7 @@ def ask_command(
 ) -> None:
     """Answer a question from the stored documents, citing a chunk after every sentence, or abstain."""
     from evidencedesk.answer.pipeline import ask, result_dict
+    from evidencedesk.cli.search import _params as search_params
     from evidencedesk.retrieval.factory import METHODS, make_searcher
     from evidencedesk.retrieval.rerank import get_reranker
     from evidencedesk.retrieval.rewrite import Rewriter
@@ -150,7 +151,7 @@ def ask_command(
     if normalise or decompose or paraphrase or hyde:
         rewrite = Rewriter(normalise=normalise, decompose=decompose, paraphrases=paraphrase, hyde=gen if hyde else None)
     try:
-        searcher = make_searcher(method, chunks)
+        searcher = make_searcher(method, chunks, **search_params(method, None, store))
         checked, trace = ask(
             question, searcher, by_id, gen, scope, k=k, candidates=candidates, reranker=reranker,
             budget_tokens=budget, floor=floor, dedup_threshold=dedup, order=order, rewrite=rewrite,

@@ -12,7 +12,7 @@ from rich.table import Table
 from evidencedesk.cli.app import app, console, fail
 
 DEMO_QUESTIONS = (
-    ("q01", "a superseded rule conflicts with the current one"),
+    ("q03", "the superseded policy allowed 100 km, the current one 20 km"),
     ("q39", "nothing in the documents answers it"),
     ("q16", "the answer sits in a torque table"),
 )
