@@ -137,7 +137,7 @@ def test_context_irrelevant_match_for_an_unanswerable_question_and_silence_on_ab
     result = evaluate_one(bm25, label, chunks, chunks, Scope(), 3)
     assert result.context, "bm25 found nothing for the unanswerable question"
     assert pairs(result.findings)[0] == ("context", "irrelevant_match")
-    assert result.findings[0].detail == f"{len(result.context)} chunk(s) in the prompt; the corpus has no answer"
+    assert result.findings[0].detail == f"{len(result.context)} chunk(s) shown; no document answers the question"
     found = bm25.search(label.question, 3, Scope())
     abstained = Trace(label.question, retrieved=found, context=found, abstained=True, abstain_reason="no support")
     assert diagnose(label, abstained, chunks) == []

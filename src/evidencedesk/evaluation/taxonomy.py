@@ -215,7 +215,7 @@ def diagnose(
         if trace.context:
             n = len(trace.context)
             findings.append(
-                Finding("context", "irrelevant_match", f"{n} chunk(s) in the prompt; the corpus has no answer")
+                Finding("context", "irrelevant_match", f"{n} chunk(s) shown; no document answers the question")
             )
         if answered:
             findings.append(

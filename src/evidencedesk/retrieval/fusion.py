@@ -23,7 +23,7 @@ class _Pool:
         self.parts: dict[str, list[Part]] = {}
         self.best: dict[str, int] = {}
         for lst in lists:
-            for rank, cand in enumerate(lst, 1):  # the position in the list, so any list fuses correctly
+            for rank, cand in enumerate(lst, 1):  # rank = 1-based index in this list (scores are ignored)
                 cid = cand.chunk.id
                 self.chunks.setdefault(cid, cand.chunk)
                 self.parts.setdefault(cid, []).append(Part(cand.source, rank, float(cand.score)))
