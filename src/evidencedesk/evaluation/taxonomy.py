@@ -36,7 +36,8 @@ from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.trace import Finding, Trace
 
-STAGES = ("ingestion", "retrieval", "context", "generation", "citation")
+STAGES = ("ingestion", "retrieval", "context", "generation", "citation")  # in pipeline order: the first is the root
+# what was seen, independent of where
 LABELS = ("missed_evidence", "irrelevant_match", "stale_document", "duplicate_chunks", "unsupported_answer")
 MIN_WORD_SUPPORT = 0.5  # share of the answer's content words its cited chunks must hold
 _ORDER = {s: i for i, s in enumerate(STAGES)}
