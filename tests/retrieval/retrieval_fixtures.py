@@ -6,31 +6,43 @@ baggage rule) and five labelled queries from the spec's worked example.
 
 from __future__ import annotations
 
+import ast
 import json
 import random
 from datetime import date
 from pathlib import Path
+
+import pytest
 
 from evidencedesk.documents import Chunk, Location, Metadata
 
 ROOT = Path(__file__).resolve().parents[2]
 KESTREL = ROOT / "examples" / "kestrel"
 
-FARE_CHUNKS = {  # id -> (status, text)
-    "c1": ("current", "Baggage: international economy fares include one checked bag up to 23 kg; domestic economy 15 kg."),  # noqa: E501
-    "c2": ("superseded", "Baggage: economy fares include one checked bag up to 20 kg on all routes (valid until 2023-12-31)."),  # noqa: E501
-    "c3": ("current", "Changes: flex fares can be changed free of charge until 24 hours before departure; basic fares pay 60 EUR."),  # noqa: E501
-    "c4": ("current", "Refunds: unused tickets are refunded within 14 days to the original form of payment."),
-    "c5": ("current", "Pets: small pets up to 8 kg in an approved carrier may travel in the cabin on domestic routes."),
-    "c6": ("current", "Seats: seat selection is free on flex fares; basic fares pay 12 EUR per seat."),
-}  # fmt: skip
-FARE_QUERIES = [
-    ("how many kg of checked baggage are included on economy", "c1"),
-    ("can I change my flex ticket for free", "c3"),
-    ("how do I get my money back", "c4"),
-    ("can my dog travel with me", "c5"),
-    ("is there a charge to pick where I sit", "c6"),
-]
+SEEDS = ROOT.parent / "shared" / "seeds"
+
+
+def _spec_fare_rules() -> tuple[dict[str, tuple[str, str]], list[tuple[str, str]]]:
+    """The spec's six synthetic fare-rule chunks and five queries, read from the spec itself.
+
+    Its worked numbers (TF-IDF recall@1 0.60, recall@3 0.80; BM25 0.80 and 0.80) are properties of these
+    exact strings, so the tests read them from ``shared/seeds`` instead of keeping a copy in the project.
+    """
+    for path in sorted(SEEDS.glob("*.txt")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        at = text.find("CHUNKS = {")
+        if at < 0:
+            continue
+        chunks_src = text[at + len("CHUNKS = ") : text.index("\n}", at) + 2]
+        q_at = text.index("QUERIES = [", at)
+        queries_src = text[q_at + len("QUERIES = ") : text.index(")]", q_at) + 2]
+        chunks = ast.literal_eval(chunks_src)
+        return {k: (v[0], v[1]) for k, v in chunks.items()}, [tuple(q) for q in ast.literal_eval(queries_src)]
+    return {}, []
+
+
+FARE_CHUNKS, FARE_QUERIES = _spec_fare_rules()
+
 
 # Queries aimed at text the default scope must never show: staff-only notes, superseded and draft policies.
 ATTACK_QUERIES = [
@@ -48,6 +60,8 @@ def chunk(cid: str, text: str, doc_id: str | None = None, **meta: object) -> Chu
 
 
 def fare_chunks() -> list[Chunk]:
+    if not FARE_CHUNKS:
+        pytest.skip(f"the spec's fare-rule example is not in {SEEDS}")
     return [chunk(f"{cid}:c0", text, cid, status=status) for cid, (status, text) in FARE_CHUNKS.items()]
 
 
