@@ -17,6 +17,8 @@ Scores are always the exact dot products of the stored vectors, so they equal ex
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +42,8 @@ class AnnIndex:
         expansion_search: int = 64,
         exact_fraction: float = 0.05,
         exact_rows: int = 2000,
+        threads: int = 1,
+        graph: Index | None = None,
     ) -> None:
         if connectivity < 2:
             raise ValueError(f"connectivity: must be at least 2, got {connectivity}")
@@ -60,11 +64,33 @@ class AnnIndex:
             expansion_add=expansion_add,
             expansion_search=expansion_search,
         )
+        self.threads = threads  # for building the graph (0: every core); searches use one thread
         self._keys = np.arange(len(dense), dtype=np.uint64)  # graph key of each dense row
         self._next_key = len(dense)
-        if len(dense):
-            self._graph.add(self._keys, np.asarray(dense.vectors, dtype=np.float32), threads=1)
+        if graph is not None:  # a saved graph over the same rows (see ``restore``)
+            if len(graph) != len(dense):
+                raise ValueError(f"graph: {len(graph)} vectors for an index of {len(dense)} rows")
+            self._graph = graph
+        elif len(dense):
+            self._graph.add(self._keys, np.asarray(dense.vectors, dtype=np.float32), threads=threads)
         self._rebuild_key_rows()
+
+    def save(self, path: str | Path) -> Path:
+        """Write the graph to ``path`` (rows must not have been removed: keys then equal row numbers)."""
+        if self._next_key != len(self):
+            raise ValueError("save: rows were removed since the graph was built; rebuild it first")
+        self._graph.save(str(path))
+        return Path(path)
+
+    @classmethod
+    def restore(cls, dense: DenseIndex, path: str | Path, view: bool = True, **params: Any) -> AnnIndex:
+        """Reopen a saved graph over ``dense``; ``view`` memory-maps it instead of reading it in."""
+        if not Path(path).is_file():
+            raise ValueError(f"no HNSW graph at {path}")
+        graph = Index.restore(str(path), view=view)
+        if graph is None:
+            raise ValueError(f"{path}: not a usearch index file")
+        return cls(dense, graph=graph, **params)
 
     @property
     def model_name(self) -> str:
@@ -131,7 +157,7 @@ class AnnIndex:
         keys = np.arange(self._next_key, self._next_key + len(ids), dtype=np.uint64)
         self._next_key += len(ids)
         if len(ids):
-            self._graph.add(keys, np.asarray(vectors, dtype=np.float32), threads=1)
+            self._graph.add(keys, np.asarray(vectors, dtype=np.float32), threads=self.threads)
         self._keys = np.concatenate([self._keys, keys])
         self._rebuild_key_rows()
 

@@ -94,55 +94,20 @@ class Postings:
         return hit, dense[hit]
 
 
-class BM25Index:
-    """A BM25 index over tokenised rows; ``k1`` saturates term frequency, ``b`` normalises length."""
+class PostingsScorer:
+    """Scoring over per-term postings, shared by the in-memory index and the memory-mapped one.
 
-    def __init__(self, docs: Iterable[Sequence[str]] = (), k1: float = 1.5, b: float = 0.75) -> None:
-        if isinstance(k1, bool) or not isinstance(k1, Real) or not np.isfinite(k1) or k1 < 0:
-            raise ValueError(f"k1: must be a finite number >= 0, got {k1!r}")
-        if isinstance(b, bool) or not isinstance(b, Real) or not 0 <= b <= 1:
-            raise ValueError(f"b: must be a number between 0 and 1, got {b!r}")
-        self.k1 = float(k1)
-        self.b = float(b)
-        self.counts = TermCounts.from_tokens(docs)
-        self._refresh()
+    A subclass sets ``postings`` and ``n_docs``, supplies ``term_ids`` and calls ``_reset_views``.
+    """
 
-    # -- updates -------------------------------------------------------------------------------------
-    def add(self, docs: Iterable[Sequence[str]]) -> None:
-        """Append one row per tokenised document."""
-        self.counts.add(docs)
-        self._refresh()
+    postings: Postings
+    n_docs: int
 
-    def keep(self, rows: np.ndarray) -> None:
-        """Keep only the rows where the boolean mask ``rows`` is True."""
-        self.counts.keep(np.asarray(rows, dtype=bool))
-        self._refresh()
-
-    def _refresh(self) -> None:
-        tf = self.counts.matrix
-        self.n_docs = int(tf.shape[0])
-        self.lengths = np.asarray(tf.sum(axis=1)).ravel()
-        self.avgdl = float(self.lengths.mean()) if self.n_docs else 0.0
-        csc = tf.tocsc()
-        csc.sort_indices()
-        indptr = csc.indptr.astype(np.int64)
-        rows = csc.indices.astype(np.int32)
-        self.df = np.diff(indptr)
-        self.idf = lucene_idf(self.n_docs, self.df)
-        weights = self.weight(csc.data, self.lengths[rows])
-        self.postings = Postings(indptr, rows, weights * np.repeat(self.idf, self.df))
-        self._views: OrderedDict[Hashable, tuple[int, Postings | None]] = OrderedDict()
-
-    def weight(self, tf: np.ndarray, length: np.ndarray) -> np.ndarray:
-        """The saturated, length-normalised term frequency (before idf)."""
-        rel = length / self.avgdl if self.avgdl > 0 else np.ones_like(length, dtype=np.float64)
-        return tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * rel))
-
-    # -- queries -------------------------------------------------------------------------------------
     def term_ids(self, tokens: Sequence[str]) -> list[int]:
-        """The distinct known terms of a query, in first-seen order (a repeated term counts once)."""
-        vocab = self.counts.vocab
-        return list(dict.fromkeys(vocab[t] for t in tokens if t in vocab))
+        raise NotImplementedError
+
+    def _reset_views(self) -> None:
+        self._views: OrderedDict[Hashable, tuple[int, Postings | None]] = OrderedDict()
 
     def _view(self, allowed: np.ndarray, key: Hashable) -> Postings | None:
         """Restricted postings for a mask seen before under ``key`` (built on its second use)."""
@@ -172,6 +137,65 @@ class BM25Index:
         if view is not None:
             return view.accumulate(term_ids, self.n_docs)
         return self.postings.accumulate(term_ids, self.n_docs, allowed)
+
+
+class BM25Index(PostingsScorer):
+    """A BM25 index over tokenised rows; ``k1`` saturates term frequency, ``b`` normalises length."""
+
+    def __init__(self, docs: Iterable[Sequence[str]] = (), k1: float = 1.5, b: float = 0.75) -> None:
+        if isinstance(k1, bool) or not isinstance(k1, Real) or not np.isfinite(k1) or k1 < 0:
+            raise ValueError(f"k1: must be a finite number >= 0, got {k1!r}")
+        if isinstance(b, bool) or not isinstance(b, Real) or not 0 <= b <= 1:
+            raise ValueError(f"b: must be a number between 0 and 1, got {b!r}")
+        self.k1 = float(k1)
+        self.b = float(b)
+        self.counts = TermCounts.from_tokens(docs)
+        self._refresh()
+
+    @classmethod
+    def from_counts(cls, counts: TermCounts, k1: float = 1.5, b: float = 0.75) -> BM25Index:
+        """An index over term counts built elsewhere (e.g. added batch by batch from a large store)."""
+        index = cls((), k1=k1, b=b)
+        index.counts = counts
+        index._refresh()
+        return index
+
+    # -- updates -------------------------------------------------------------------------------------
+    def add(self, docs: Iterable[Sequence[str]]) -> None:
+        """Append one row per tokenised document."""
+        self.counts.add(docs)
+        self._refresh()
+
+    def keep(self, rows: np.ndarray) -> None:
+        """Keep only the rows where the boolean mask ``rows`` is True."""
+        self.counts.keep(np.asarray(rows, dtype=bool))
+        self._refresh()
+
+    def _refresh(self) -> None:
+        tf = self.counts.matrix
+        self.n_docs = int(tf.shape[0])
+        self.lengths = np.asarray(tf.sum(axis=1)).ravel()
+        self.avgdl = float(self.lengths.mean()) if self.n_docs else 0.0
+        csc = tf.tocsc()
+        csc.sort_indices()
+        indptr = csc.indptr.astype(np.int64)
+        rows = csc.indices.astype(np.int32)
+        self.df = np.diff(indptr)
+        self.idf = lucene_idf(self.n_docs, self.df)
+        weights = self.weight(csc.data, self.lengths[rows])
+        self.postings = Postings(indptr, rows, weights * np.repeat(self.idf, self.df))
+        self._reset_views()
+
+    def weight(self, tf: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """The saturated, length-normalised term frequency (before idf)."""
+        rel = length / self.avgdl if self.avgdl > 0 else np.ones_like(length, dtype=np.float64)
+        return tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * rel))
+
+    # -- queries -------------------------------------------------------------------------------------
+    def term_ids(self, tokens: Sequence[str]) -> list[int]:
+        """The distinct known terms of a query, in first-seen order (a repeated term counts once)."""
+        vocab = self.counts.vocab
+        return list(dict.fromkeys(vocab[t] for t in tokens if t in vocab))
 
     def score_all(self, tokens: Sequence[str]) -> np.ndarray:
         """Every row's score (zero where no query term occurs): for tests and explanations."""

@@ -6,8 +6,9 @@ re-tokenises the rows that stay. Both the BM25 and the TF-IDF index are built on
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Sequence
-from itertools import chain, islice
+from itertools import islice
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,14 +16,12 @@ import scipy.sparse as sp
 _INDEX = np.int32
 
 
-def _csr(rows: Sequence[Sequence[int]], n_cols: int) -> sp.csr_matrix:
-    """Count each term id per row (duplicates summed)."""
-    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
-    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+def _csr(ids: np.ndarray, lengths: np.ndarray, n_cols: int) -> sp.csr_matrix:
+    """Count each term id per row (duplicates summed) from the rows' ids laid end to end."""
+    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])
-    indices = np.fromiter(chain.from_iterable(rows), dtype=_INDEX, count=int(indptr[-1]))
-    data = np.ones(len(indices), dtype=np.int32)
-    m = sp.csr_matrix((data, indices, indptr), shape=(len(rows), n_cols))
+    data = np.ones(len(ids), dtype=np.int32)
+    m = sp.csr_matrix((data, ids.astype(_INDEX, copy=False), indptr), shape=(len(lengths), n_cols))
     m.sum_duplicates()  # also sorts the column indices of each row
     return m
 
@@ -57,12 +56,20 @@ class TermCounts:
         return out
 
     def add(self, docs: Iterable[Sequence[str]]) -> None:
-        """Append one row per tokenised document."""
+        """Append one row per tokenised document.
+
+        Term ids go straight into a flat C array (4 bytes a token), never a list of lists, so a
+        million rows can be added without holding a Python object per token.
+        """
         vocab, size = self.vocab, len(self.vocab)
-        rows = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in docs]
+        flat, lengths = array("i"), array("q")
+        for doc in docs:
+            before = len(flat)
+            flat.extend([vocab.setdefault(t, len(vocab)) for t in doc])
+            lengths.append(len(flat) - before)
         if len(vocab) > size:
             self.terms.extend(islice(vocab, size, None))
-        new = _csr(rows, len(self.terms))
+        new = _csr(np.frombuffer(flat, dtype=np.int32), np.frombuffer(lengths, dtype=np.int64), len(self.terms))
         old = self.matrix
         if old.shape[1] != len(self.terms):
             old = sp.csr_matrix((old.data, old.indices, old.indptr), shape=(old.shape[0], len(self.terms)))

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from evidencedesk.index.embedders import Embedder
+from evidencedesk.index.string_table import StringTable
 
 VECTORS_FILE = "vectors.npy"
 META_FILE = "dense.json"
@@ -47,9 +48,11 @@ class DenseIndex:
             raise ValueError(f"vectors: expected shape (n, {dim}), got {vectors.shape}")
         if vectors.shape[0] != len(ids):
             raise ValueError(f"ids: {len(ids)} ids for {vectors.shape[0]} vectors")
-        self.ids = list(ids)
-        self._row = {id_: n for n, id_ in enumerate(self.ids)}
-        if len(self._row) != len(self.ids):
+        # a list, or a read-only sequence such as a memory-mapped StringTable (then the id -> row map
+        # is built only if someone asks for a row by id, and the table is trusted to be unique)
+        self.ids: Sequence[str] = ids if isinstance(ids, StringTable) else list(ids)
+        self._row_map: dict[str, int] | None = None
+        if isinstance(self.ids, list) and len(self._row) != len(self.ids):
             raise ValueError("ids: must be unique")
         self.vectors = vectors
         self.model_name = model_name
@@ -57,6 +60,18 @@ class DenseIndex:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def _row(self) -> dict[str, int]:
+        if self._row_map is None:
+            self._row_map = {id_: n for n, id_ in enumerate(self.ids)}
+        return self._row_map
+
+    def _own_ids(self) -> list[str]:
+        """The ids as a list that updates may change (a mapped table is copied on the first update)."""
+        if not isinstance(self.ids, list):
+            self.ids = list(self.ids)
+        return self.ids
 
     def row(self, id_: str) -> int:
         return self._row[id_]
@@ -111,9 +126,10 @@ class DenseIndex:
         if clash or len(set(ids)) != len(ids):
             raise ValueError(f"ids: already in the index or repeated: {', '.join(clash[:5]) or 'repeated ids'}")
         self.vectors = np.concatenate([np.asarray(self.vectors), vectors]) if len(self) else vectors.copy()
+        own, rows = self._own_ids(), self._row
         for id_ in ids:
-            self._row[id_] = len(self.ids)
-            self.ids.append(id_)
+            rows[id_] = len(own)
+            own.append(id_)
 
     def remove(self, ids: Sequence[str]) -> np.ndarray:
         """Drop the rows of ``ids`` (unknown ids are ignored); returns the removed row numbers."""
@@ -123,13 +139,13 @@ class DenseIndex:
             keep[gone] = False
             self.vectors = np.asarray(self.vectors)[keep]
             self.ids = [i for i, k in zip(self.ids, keep, strict=True) if k]
-            self._row = {id_: n for n, id_ in enumerate(self.ids)}
+            self._row_map = None
         return gone
 
     # ---- persistence ---------------------------------------------------------------------------
 
     def meta(self) -> dict[str, Any]:
-        return {"model_name": self.model_name, "dim": self.dim, "ids": self.ids}
+        return {"model_name": self.model_name, "dim": self.dim, "ids": list(self.ids)}
 
     def save(self, directory: str | Path) -> Path:
         """Write ``vectors.npy`` and ``dense.json`` into ``directory``."""

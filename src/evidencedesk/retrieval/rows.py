@@ -14,7 +14,7 @@ from datetime import date
 
 import numpy as np
 
-from evidencedesk.documents import Chunk
+from evidencedesk.documents import Chunk, Metadata
 from evidencedesk.retrieval.scope import Scope
 
 _NO_DAY = -(2**62)
@@ -24,10 +24,15 @@ _MAX_CACHED = 32
 class _Column:
     """One text metadata field as integer codes into its distinct values."""
 
-    def __init__(self, values: Sequence[str]) -> None:
-        self.values, codes = np.unique(np.asarray(values, dtype=object), return_inverse=True)
-        self.codes = codes.astype(np.int64)
+    def __init__(self, values: Sequence[str], codes: np.ndarray) -> None:
+        self.values = list(values)
+        self.codes = codes
         self.index = {v: n for n, v in enumerate(self.values)}
+
+    @classmethod
+    def of(cls, values: Sequence[str]) -> _Column:
+        distinct, codes = np.unique(np.asarray(values, dtype=object), return_inverse=True)
+        return cls([str(v) for v in distinct], codes.astype(np.int32))
 
     def allowed(self, allowed: frozenset[str]) -> np.ndarray:
         table = np.zeros(len(self.values), dtype=bool)
@@ -38,22 +43,67 @@ class _Column:
         return table[self.codes]
 
 
-class RowMasks:
-    """Boolean masks over ``chunks`` (one row each) for any Scope, cached by scope and day."""
+COLUMNS = ("statuses", "audiences", "langs", "tenants", "doc_ids")
 
-    def __init__(self, chunks: Sequence[Chunk]) -> None:
+
+class RowMasks:
+    """Boolean masks over ``chunks`` (one row each) for any Scope, cached by scope and day.
+
+    ``to_arrays``/``from_arrays`` save and reopen the coded columns (memory-mapped arrays work), so a
+    large index can build masks without any Chunk objects.
+    """
+
+    def __init__(self, chunks: Sequence[Chunk] = ()) -> None:
         metas = [c.metadata for c in chunks]
-        self.n = len(chunks)
-        self._cols = {
-            "statuses": _Column([m.status for m in metas]),
-            "audiences": _Column([m.audience for m in metas]),
-            "langs": _Column([m.lang for m in metas]),
-            "tenants": _Column([m.tenant for m in metas]),
-            "doc_ids": _Column([c.doc_id for c in chunks]),
+        values = {
+            "statuses": [m.status for m in metas],
+            "audiences": [m.audience for m in metas],
+            "langs": [m.lang for m in metas],
+            "tenants": [m.tenant for m in metas],
+            "doc_ids": [c.doc_id for c in chunks],
         }
-        self._from = np.array([m.valid_from.toordinal() if m.valid_from else _NO_DAY for m in metas], dtype=np.int64)
-        self._to = np.array([m.valid_to.toordinal() if m.valid_to else -_NO_DAY for m in metas], dtype=np.int64)
+        days = np.array([self.days(m) for m in metas], dtype=np.int64).reshape(-1, 2)
+        built = self.from_values(values, days[:, 0], days[:, 1])
+        self._set(built.n, built._cols, built._from, built._to)
+
+    @staticmethod
+    def days(meta: Metadata) -> tuple[int, int]:
+        """A row's validity as ordinal days (open ends become far past / far future)."""
+        return (
+            meta.valid_from.toordinal() if meta.valid_from else _NO_DAY,
+            meta.valid_to.toordinal() if meta.valid_to else -_NO_DAY,
+        )
+
+    @classmethod
+    def from_values(cls, values: dict[str, Sequence[str]], valid_from: np.ndarray, valid_to: np.ndarray) -> RowMasks:
+        """Masks from plain per-row columns (the keys of ``COLUMNS``) and validity days."""
+        masks = cls.__new__(cls)
+        cols = {name: _Column.of(values[name]) for name in COLUMNS}
+        masks._set(len(valid_from), cols, np.asarray(valid_from, np.int64), np.asarray(valid_to, np.int64))
+        return masks
+
+    def _set(self, n: int, cols: dict[str, _Column], valid_from: np.ndarray, valid_to: np.ndarray) -> None:
+        self.n = n
+        self._cols = cols
+        self._from = valid_from
+        self._to = valid_to
         self._cache: OrderedDict[tuple[Scope, date | None], np.ndarray] = OrderedDict()
+
+    def to_arrays(self) -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
+        """``(values, arrays)``: each column's distinct values, and its codes plus the validity days."""
+        arrays = {name: col.codes for name, col in self._cols.items()}
+        return {name: col.values for name, col in self._cols.items()}, {
+            **arrays,
+            "valid_from": self._from,
+            "valid_to": self._to,
+        }
+
+    @classmethod
+    def from_arrays(cls, values: dict[str, list[str]], arrays: dict[str, np.ndarray]) -> RowMasks:
+        masks = cls.__new__(cls)
+        cols = {name: _Column(values[name], arrays[name]) for name in COLUMNS}
+        masks._set(len(arrays["valid_from"]), cols, arrays["valid_from"], arrays["valid_to"])
+        return masks
 
     @staticmethod
     def key(scope: Scope | None) -> tuple[Scope, date | None]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -143,6 +143,34 @@ class Store:
         else:
             rows = self._rows(f"{_CHUNK_SELECT} WHERE c.doc_id = ? ORDER BY c.n", (doc_id,))
         return [chunk_from_row(r) for r in rows]
+
+    def iter_chunks(self, batch: int = 5000) -> Iterator[list[Chunk]]:
+        """Every chunk in ``chunks()`` order, ``batch`` at a time (for indexes too large to list at once)."""
+        if batch < 1:
+            raise ValueError(f"batch: must be at least 1, got {batch}")
+        last: tuple[str, int] | None = None
+        while True:  # keyset pages: no lock or cursor is held between batches
+            if last is None:
+                rows = self._rows(f"{_CHUNK_SELECT} ORDER BY c.doc_id, c.n LIMIT ?", (batch,))
+            else:
+                where = "WHERE (c.doc_id, c.n) > (?, ?)"
+                rows = self._rows(f"{_CHUNK_SELECT} {where} ORDER BY c.doc_id, c.n LIMIT ?", (*last, batch))
+            if not rows:
+                return
+            last = (rows[-1]["doc_id"], rows[-1]["n"])
+            yield [chunk_from_row(r) for r in rows]
+
+    def chunks_by_id(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks with these ids, in the order asked (ids not stored are left out)."""
+        found: dict[str, Chunk] = {}
+        ids = list(dict.fromkeys(chunk_ids))
+        for start in range(0, len(ids), 500):  # SQLite's bound-parameter limit
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for r in self._rows(f"{_CHUNK_SELECT} WHERE c.id IN ({marks})", tuple(part)):
+                chunk = chunk_from_row(r)
+                found[chunk.id] = chunk
+        return [found[i] for i in chunk_ids if i in found]
 
     def chunk(self, chunk_id: str) -> Chunk | None:
         rows = self._rows(f"{_CHUNK_SELECT} WHERE c.id = ?", (chunk_id,))
