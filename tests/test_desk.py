@@ -55,3 +55,27 @@ def test_chunker_override_is_recorded_as_a_new_build(desk: Desk, tmp_path: Path)
 def test_unsupported_store_urls_are_refused_with_a_clear_message() -> None:
     with pytest.raises(ValueError, match="postgresql://"):
         Desk("mysql://u@127.0.0.1:1/db")
+
+
+def test_searcher_params_follow_the_settings(tmp_path: Path) -> None:
+    from evidencedesk.desk import searcher_params
+
+    settings = parse_settings(
+        {
+            "retrieval": {
+                "legs": [{"method": "bm25", "stem": False, "depth": 30}, {"method": "lsa", "rank": 20, "depth": 25}]
+            }
+        }
+    )
+    params = searcher_params(settings, "hybrid", tmp_path / "e.sqlite")
+    assert params["legs"] == ["bm25", "lsa"] and params["depth"] == 30 and params["fusion"] == "rrf"
+    assert params["leg_params"]["bm25"]["stem"] is False and params["leg_params"]["lsa"] == {"rank": 20}
+    chosen = searcher_params(settings, "hybrid", tmp_path / "e.sqlite", legs=["bm25", "tfidf"])
+    assert chosen["legs"] == ["bm25", "tfidf"] and chosen["leg_params"]["tfidf"] == {}
+    assert searcher_params(settings, "dense", tmp_path / "e.sqlite")["cache_path"] == tmp_path / "e.sqlite"
+
+
+def test_searcher_with_chosen_legs(desk: Desk) -> None:
+    searcher = desk.searcher("hybrid", ["bm25", "tfidf"])
+    assert [leg.name for leg, _ in searcher.legs] == ["bm25", "tfidf"]
+    assert desk.searcher("hybrid", ["bm25", "tfidf"]) is searcher  # built once per build

@@ -62,7 +62,7 @@ class Desk:
             # the embedding cache lives beside an embedded store; a PostgreSQL store keeps its vectors
             self.path = Path(".evidencedesk") if self.is_postgres else Path(location)
             self.store = open_store(location)
-        self._searchers: dict[tuple[str, int | None], Searcher] = {}
+        self._searchers: dict[tuple[str, int | None, tuple[str, ...] | None], Searcher] = {}
         self._chunks: tuple[int | None, list[Chunk]] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -97,19 +97,7 @@ class Desk:
 
     # -- search ----------------------------------------------------------------------------------
     def _leg_params(self, method: str) -> dict[str, Any]:
-        leg = next((x for x in self.settings.retrieval.legs if x.method == method), None)
-        if method == "dense":
-            params: dict[str, Any] = {"cache_path": self.path / EMBEDDINGS_FILE}
-            if leg is not None:
-                params["contextual"] = leg.contextual
-                if leg.model != "minilm":
-                    params["embedder"] = leg.model
-            return params
-        if method == "bm25":
-            return {"k1": leg.k1, "b": leg.b, "stem": leg.stem, "stopwords": leg.stopwords} if leg else {}
-        if method == "lsa" and leg is not None:
-            return {"rank": leg.rank}
-        return {}
+        return leg_params(self.settings, method, self.path / EMBEDDINGS_FILE)
 
     def _dense_embedder(self) -> Any:
         from evidencedesk.index.embedders import default_embedder, embedder_from_name
@@ -117,35 +105,26 @@ class Desk:
         leg = next((x for x in self.settings.retrieval.legs if x.method == "dense"), None)
         return embedder_from_name(leg.model) if leg and leg.model != "minilm" else default_embedder()
 
-    def searcher(self, method: str | None = None) -> Searcher:
-        """The first-stage searcher for ``method`` (default: what the settings describe)."""
+    def searcher(self, method: str | None = None, legs: Sequence[str] | None = None) -> Searcher:
+        """The first-stage searcher for ``method`` (default: what the settings describe); ``legs``
+        names a hybrid's legs (default: the configured legs)."""
         from evidencedesk.retrieval.factory import make_searcher
 
         method = method or self.settings.retrieval.method
         chunks = self.chunks()
-        key = (method, self._chunks[0] if self._chunks else None)
+        names = tuple(legs) if legs else None
+        key = (method, self._chunks[0] if self._chunks else None, names)
         if key not in self._searchers and self.is_postgres:
             from evidencedesk.backends.postgres.factory import pg_searcher
 
-            if method in ("dense", "hybrid"):
+            leg_names = list(names or hybrid_legs(self.settings)) if method == "hybrid" else []
+            if method == "dense" or "dense" in leg_names:
                 self.store.ensure_vectors(self._dense_embedder(), self.path / EMBEDDINGS_FILE)
-            self._searchers[key] = pg_searcher(method, self.store)
+            extra = {"legs": leg_names} if method == "hybrid" else {}
+            self._searchers[key] = pg_searcher(method, self.store, **extra)
         elif key not in self._searchers:
-            if method == "hybrid":
-                r = self.settings.retrieval
-                legs = [leg.method for leg in r.legs] if len(r.legs) > 1 else ["bm25", "dense"]
-                self._searchers[key] = make_searcher(
-                    "hybrid",
-                    chunks,
-                    legs=legs,
-                    leg_params={m: self._leg_params(m) for m in legs},
-                    fusion=r.fusion.method,
-                    rrf_k=r.fusion.k,
-                    weights=r.fusion.weights,
-                    depth=max(leg.depth for leg in r.legs),
-                )
-            else:
-                self._searchers[key] = make_searcher(method, chunks, **self._leg_params(method))
+            params = searcher_params(self.settings, method, self.path / EMBEDDINGS_FILE, names)
+            self._searchers[key] = make_searcher(method, chunks, **params)
         return self._searchers[key]
 
     def _scope(self, scope: Scope | dict[str, Any] | None) -> Scope:
@@ -266,6 +245,50 @@ class Desk:
             return found
 
         return compare(load(run_a), load(run_b), threshold)
+
+
+def leg_params(settings: Settings, method: str, cache_path: Path) -> dict[str, Any]:
+    """Searcher parameters for one ``method`` from the settings' leg of that method (defaults when
+    no leg names it); dense embeddings are cached at ``cache_path``."""
+    leg = next((x for x in settings.retrieval.legs if x.method == method), None)
+    if method == "dense":
+        params: dict[str, Any] = {"cache_path": cache_path}
+        if leg is not None:
+            params["contextual"] = leg.contextual
+            if leg.model != "minilm":
+                params["embedder"] = leg.model
+        return params
+    if method == "bm25":
+        return {"k1": leg.k1, "b": leg.b, "stem": leg.stem, "stopwords": leg.stopwords} if leg else {}
+    if method == "lsa" and leg is not None:
+        return {"rank": leg.rank}
+    return {}
+
+
+def hybrid_legs(settings: Settings) -> tuple[str, ...]:
+    """A hybrid's legs: the configured legs when there are several, else bm25 and dense."""
+    legs = settings.retrieval.legs
+    return tuple(leg.method for leg in legs) if len(legs) > 1 else ("bm25", "dense")
+
+
+def searcher_params(
+    settings: Settings, method: str, cache_path: Path, legs: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """``make_searcher`` parameters for ``method`` as the settings describe it (the CLI, the service
+    and Desk build searchers through this); ``legs`` replaces a hybrid's configured legs."""
+    if method != "hybrid":
+        return leg_params(settings, method, cache_path)
+    r = settings.retrieval
+    names = list(legs) if legs else list(hybrid_legs(settings))
+    depths = [leg.depth for leg in r.legs if leg.method in names]
+    return {
+        "legs": names,
+        "leg_params": {m: leg_params(settings, m, cache_path) for m in names},
+        "fusion": r.fusion.method,
+        "rrf_k": r.fusion.k,
+        "weights": r.fusion.weights,
+        "depth": max(depths or [leg.depth for leg in r.legs]),
+    }
 
 
 def labelled_questions(labels: str | Path) -> Sequence[Any]:

@@ -43,7 +43,8 @@ def search(*args: str) -> tuple[int, str, str]:
 
 
 def test_json_results_within_the_default_scope(store: Path) -> None:
-    code, out, _ = search("refund within days of delivery", "--store", str(store), "--json", "--k", "5")
+    code, out, _ = search("refund within days of delivery", "--store", str(store), "--method", "bm25", "--json",
+                          "--k", "5")  # fmt: skip
     assert code == 0
     rows = json.loads(out)
     assert [r["doc_id"] for r in rows] == ["returns"]  # the superseded and the staff-only text are not ranked
@@ -55,7 +56,7 @@ def test_json_results_within_the_default_scope(store: Path) -> None:
 
 
 def test_scope_options_widen_and_narrow(store: Path) -> None:
-    base = ("refund within days of delivery", "--store", str(store), "--json")
+    base = ("refund within days of delivery", "--store", str(store), "--method", "bm25", "--json")
     code, out, _ = search(*base, "--audience", "public", "--audience", "staff", "--status", "current",
                           "--status", "superseded")  # fmt: skip
     assert code == 0
@@ -82,9 +83,9 @@ def test_hybrid_table_shows_each_legs_rank(store: Path) -> None:
 
 
 def test_table_output_and_no_match(store: Path) -> None:
-    code, out, _ = search("opens nine", "--store", str(store))
+    code, out, _ = search("opens nine", "--store", str(store), "--method", "bm25")
     assert code == 0 and "hours:c" in out and "opens" in out and "lines" in out
-    code, out, _ = search("zeppelin", "--store", str(store))
+    code, out, _ = search("zeppelin", "--store", str(store), "--method", "bm25")
     assert code == 0 and "no chunk" in out
 
 
@@ -93,7 +94,8 @@ def test_table_output_and_no_match(store: Path) -> None:
     [
         (("x", "--method", "bm42"), 2),
         (("x", "--k", "0"), 2),
-        (("x", "--legs", "bm25,lsa"), 2),
+        (("x", "--method", "bm25", "--legs", "bm25,lsa"), 2),
+        (("x", "--method", "hybrid", "--legs", "bm25"), 2),
         (("x", "--method", "hybrid", "--legs", "bm25,nope"), 2),
         (("x", "--valid-at", "yesterday"), 2),
     ],

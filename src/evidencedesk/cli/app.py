@@ -1,17 +1,25 @@
-"""The Typer app and the options every command shares (store, JSON output, scope)."""
+"""The Typer app and the options every command shares (config, store, JSON output, scope).
+
+Every command reads the one configuration model, ``evidencedesk.config.Settings`` (``./evidencedesk.yaml``
+or ``--config PATH``); flags given on the command line override the file. Heavy libraries (numpy,
+scipy, pypdf, onnxruntime) load inside the commands, so ``evidencedesk --help`` starts quickly.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
-from datetime import date
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 
-from evidencedesk.retrieval.scope import Scope
+if TYPE_CHECKING:
+    from evidencedesk.config import Settings
+    from evidencedesk.desk import Desk
+    from evidencedesk.retrieval.scope import Scope
 
 app = typer.Typer(
     name="evidencedesk",
@@ -23,18 +31,42 @@ app = typer.Typer(
 console = Console()
 err_console = Console(stderr=True)
 
-DEFAULT_STORE = Path(".evidencedesk")
+DEFAULT_STORE = ".evidencedesk"  # Settings.store's default
+# Copies of library constants for the help texts, kept here so that building the app imports no
+# numerical library; tests/cli/test_config_cli.py checks that they match their sources.
+METHODS = ("bm25", "tfidf", "lsa", "dense", "hybrid")  # evidencedesk.retrieval.factory.METHODS
+CHUNKERS = ("fixed", "recursive", "section", "paragraph", "structure", "parent_child")  # chunking.config
+UNITS = ("chars", "words")  # evidencedesk.chunking.config.UNITS
+DEFAULT_MAX_BYTES = 10_000_000  # evidencedesk.ingest.raw.DEFAULT_MAX_BYTES
+EMBEDDINGS_FILE = "embeddings.sqlite"  # the embedding cache every command keeps in the store folder
 
-StoreOpt = Annotated[Path, typer.Option("--store", help="Store directory (embedded SQLite store).")]
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", help="evidencedesk.yaml (default: ./evidencedesk.yaml if present).")
+]
+StoreOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help="A store folder (embedded SQLite) or a postgresql://USER@HOST:PORT/DB URL. "
+        "Default: the config's store (.evidencedesk).",
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
 StatusOpt = Annotated[
-    list[str] | None, typer.Option("--status", help="Allowed document status (repeatable). Default: current.")
+    list[str] | None,
+    typer.Option("--status", help="Allowed document status (repeatable). Default: the config's scope (current)."),
 ]
 AudienceOpt = Annotated[
-    list[str] | None, typer.Option("--audience", help="Allowed audience (repeatable). Default: public.")
+    list[str] | None,
+    typer.Option("--audience", help="Allowed audience (repeatable). Default: the config's scope (public)."),
 ]
-LangOpt = Annotated[list[str] | None, typer.Option("--lang", help="Allowed language (repeatable). Default: any.")]
-TenantOpt = Annotated[list[str] | None, typer.Option("--tenant", help="Allowed tenant (repeatable). Default: any.")]
+LangOpt = Annotated[
+    list[str] | None, typer.Option("--lang", help="Allowed language (repeatable). Default: the config's scope (any).")
+]
+TenantOpt = Annotated[
+    list[str] | None,
+    typer.Option("--tenant", help="Allowed tenant (repeatable). Default: the config's scope (any)."),
+]
 ValidAtOpt = Annotated[
     str | None, typer.Option("--valid-at", help="Validity date YYYY-MM-DD, or 'any' to skip the check. Default: today.")
 ]
@@ -50,15 +82,110 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
-def scope_from_options(
+def scope_flags(
     status: list[str] | None = None,
     audience: list[str] | None = None,
     lang: list[str] | None = None,
     tenant: list[str] | None = None,
-    valid_at: str | None = None,
-) -> Scope:
-    """Build a Scope from the shared CLI options; unset options keep the safe defaults."""
-    base = Scope()
+) -> dict[str, tuple[str, Any]]:
+    """The scope flags as overrides of the config's ``scope`` section (unset flags keep the config's)."""
+    return {
+        "--status": ("scope.statuses", status or None),
+        "--audience": ("scope.audiences", audience or None),
+        "--lang": ("scope.langs", lang or None),
+        "--tenant": ("scope.tenants", tenant or None),
+    }
+
+
+# Leg fields the configuration leaves out take the retrieval library's own defaults (plain words:
+# no stemming, no stopword list; hybrid depth 50), which the command line has always used.
+_LIBRARY_LEG_DEFAULTS = {"stem": False, "stopwords": None, "depth": 50}
+
+
+def _explain_override(message: str, flags: Mapping[str, tuple[str, Any]]) -> str:
+    """``override: retrieval.k: ...`` lines from ConfigError, with the flag that set the key named."""
+    by_key = {key: flag for flag, (key, _) in flags.items()}
+    lines = []
+    for line in message.splitlines():
+        rest = line.removeprefix("override: ")
+        key, sep, why = rest.partition(": ")
+        flag = by_key.get(key)
+        lines.append(f"{flag} ({key}): {why}" if sep and flag else rest)
+    return "\n".join(lines)
+
+
+def load_config(config: Path | None, flags: Mapping[str, tuple[str, Any]] | None = None) -> Settings:
+    """The configuration (``config``, or ./evidencedesk.yaml, or the defaults) with the command's flags
+    applied: ``flags`` maps a flag name to ``(dotted key, value)``; None values keep the file's value.
+    A bad file or flag value exits 2, naming the key (and the flag)."""
+    from evidencedesk.config import ConfigError, load_settings, override
+
+    flags = flags or {}
+    try:
+        settings = load_settings(config)
+    except ConfigError as exc:
+        fail(str(exc), 2)
+    legs = []
+    for leg in settings.retrieval.legs:
+        data = leg.model_dump(by_alias=True)
+        data.update({f: v for f, v in _LIBRARY_LEG_DEFAULTS.items() if f not in leg.model_fields_set})
+        legs.append(data)
+    changes = {key: value for key, value in flags.values() if value is not None}
+    try:
+        return override(settings, **{"retrieval.legs": legs, **changes})
+    except ConfigError as exc:
+        fail(_explain_override(str(exc), flags), 2)
+
+
+def store_label(location: str) -> str:
+    """The store for messages: a folder as given, a URL without its password."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(location)
+    if parts.password is None:
+        return location
+    return parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@")).geturl()
+
+
+def open_desk(settings: Settings, store: str | None, *, existing: bool = True) -> Desk:
+    """A Desk over ``store`` (default: the config's store), a folder or a postgresql:// URL.
+
+    ``existing``: the command reads, so a folder without a store is an error (and none is created).
+    A store that cannot be opened or reached exits 1 with a message naming it (a URL without password).
+    """
+    from evidencedesk.backends import is_postgres_url
+    from evidencedesk.desk import Desk
+
+    location = store if store is not None else settings.store
+    label = store_label(location)
+    if is_postgres_url(location):
+        try:
+            return Desk(location, settings)
+        except ImportError as exc:
+            fail(f"cannot open store {label}: the PostgreSQL driver is missing ({exc}); install evidencedesk[postgres]")
+        except Exception as exc:  # PgStoreError, psycopg errors: say which store, never the password
+            detail = str(exc).replace(location, label).strip().splitlines()
+            fail(f"cannot open store {label}: {detail[0] if detail else type(exc).__name__}")
+    if "://" in location:
+        fail(f"--store: unsupported URL {label!r}; use a folder or postgresql://USER@HOST:PORT/DB", 2)
+    from evidencedesk.store import DB_NAME, StoreError
+
+    path = Path(location)
+    if existing and not (path / DB_NAME).is_file():
+        fail(f"no store at {path}: run `evidencedesk ingest FOLDER --store {path}` first")
+    try:
+        return Desk(path, settings)
+    except StoreError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot open store {path}: {exc}")
+
+
+def config_scope(settings: Settings, valid_at: str | None = None) -> Scope:
+    """The config's scope (after the scope flags) with ``--valid-at`` applied."""
+    from dataclasses import replace
+    from datetime import date
+
     check = True
     day: date | None = None
     if valid_at:
@@ -70,13 +197,6 @@ def scope_from_options(
             except ValueError:
                 fail(f"--valid-at: not an ISO date (YYYY-MM-DD): {valid_at!r}", 2)
     try:
-        return Scope(
-            statuses=frozenset(status) if status else base.statuses,
-            audiences=frozenset(audience) if audience else base.audiences,
-            langs=frozenset(lang) if lang else None,
-            tenants=frozenset(tenant) if tenant else None,
-            valid_at=day,
-            check_validity=check,
-        )
+        return replace(settings.scope.to_scope(), valid_at=day, check_validity=check)
     except ValueError as exc:
         fail(str(exc), 2)

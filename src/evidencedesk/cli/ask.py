@@ -5,15 +5,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from evidencedesk.cli.app import (
-    DEFAULT_STORE,
+    METHODS,
     AudienceOpt,
+    ConfigOpt,
     JsonOpt,
     LangOpt,
     StatusOpt,
@@ -21,44 +21,50 @@ from evidencedesk.cli.app import (
     TenantOpt,
     ValidAtOpt,
     app,
+    config_scope,
     console,
     fail,
+    load_config,
+    open_desk,
     print_json,
-    scope_from_options,
+    scope_flags,
+    store_label,
 )
 
-
-def _open_chunks(store: Path) -> list[Any]:
-    from evidencedesk.store import Store, StoreError
-    from evidencedesk.store.schema import DB_NAME
-
-    if not (store / DB_NAME).exists():
-        fail(f"no store at {store} (run `evidencedesk ingest FOLDER --store {store}` first)")
-    try:
-        with Store(store) as db:
-            return db.chunks()
-    except (StoreError, OSError) as exc:
-        fail(f"cannot read store {store}: {exc}")
+if TYPE_CHECKING:
+    from evidencedesk.config import Settings
 
 
-def _generator(name: str, model: str | None, base_url: str | None) -> Any:
+def _generator(settings: Settings, model_flag: str | None, base_url_flag: str | None) -> Any:
+    """The configured generator (after --generator, --model and --base-url)."""
     from evidencedesk.answer.generators import get_generator
 
-    params: dict[str, Any] = {}
-    if model:
-        params["model_path" if name == "llama-cpp" else "model"] = model
-    if base_url:
-        if name != "openai":
-            fail("--base-url: only for --generator openai", 2)
-        params["base_url"] = base_url
-    if model and name == "extractive":
+    gen = settings.generator
+    if base_url_flag and gen.name != "openai":
+        fail("--base-url: only for --generator openai", 2)
+    if model_flag and gen.name == "extractive":
         fail("--model: not used by the extractive generator", 2)
+    params: dict[str, Any] = {}
+    if gen.name == "openai":
+        params = {"base_url": gen.base_url, "model": gen.model, "max_tokens": gen.max_tokens}
+    elif gen.name == "llama-cpp":
+        params = {"model_path": gen.model, "max_tokens": gen.max_tokens}
     try:
-        return get_generator(name, **params)
+        return get_generator(gen.name, **{k: v for k, v in params.items() if v is not None})
     except ValueError as exc:
         fail(str(exc), 2)
     except (ImportError, FileNotFoundError, RuntimeError) as exc:
-        fail(f"generator {name!r} is not available: {exc}")
+        fail(f"generator {gen.name!r} is not available: {exc}")
+
+
+def _rerank_spec(settings: Settings) -> str:
+    """The configured reranker in the --rerank form (none, overlap, cross-encoder:MODEL)."""
+    rerank = settings.retrieval.rerank
+    if rerank.method == "cross-encoder":
+        if not rerank.model:
+            fail("retrieval.rerank.model: the cross-encoder reranker needs a model (name or path)", 2)
+        return f"cross-encoder:{rerank.model}"
+    return rerank.method
 
 
 def _stage_rows(out: dict[str, Any]) -> list[tuple[str, str]]:
@@ -96,20 +102,41 @@ def _print_answer(out: dict[str, Any]) -> None:
 @app.command("ask")
 def ask_command(
     question: Annotated[str, typer.Argument(help="The question.")],
-    store: StoreOpt = DEFAULT_STORE,
-    method: Annotated[str, typer.Option("--method", help="Retrieval method (bm25, tfidf, lsa, dense, hybrid).")] = (
-        "hybrid"
-    ),
-    k: Annotated[int, typer.Option("--k", help="Chunks passed on to the context.")] = 5,
-    candidates: Annotated[int, typer.Option("--candidates", help="First-stage depth when reranking.")] = 20,
-    rerank: Annotated[str, typer.Option("--rerank", help="none, overlap or cross-encoder:PATH_OR_NAME.")] = "none",
-    generator: Annotated[str, typer.Option("--generator", help="extractive, llama-cpp or openai.")] = "extractive",
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+    method: Annotated[
+        str | None,
+        typer.Option(
+            "--method", help=f"One of {', '.join(METHODS)}. Default: the config's (hybrid of bm25 and dense)."
+        ),
+    ] = None,
+    k: Annotated[
+        int | None, typer.Option("--k", help="Chunks passed on to the context. Default: the config's retrieval.k (5).")
+    ] = None,
+    candidates: Annotated[
+        int | None, typer.Option("--candidates", help="First-stage depth when reranking. Default: the config's (20).")
+    ] = None,
+    rerank: Annotated[
+        str | None,
+        typer.Option("--rerank", help="none, overlap or cross-encoder:PATH_OR_NAME. Default: the config's (none)."),
+    ] = None,
+    generator: Annotated[
+        str | None,
+        typer.Option("--generator", help="extractive, llama-cpp or openai. Default: the config's (extractive)."),
+    ] = None,
     model: Annotated[str | None, typer.Option("--model", help="Model path (llama-cpp) or name (openai).")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint.")] = None,
-    budget: Annotated[int, typer.Option("--budget", help="Context token budget (cl100k tokens).")] = 800,
+    budget: Annotated[
+        int | None, typer.Option("--budget", help="Context token budget (cl100k tokens). Default: the config's (800).")
+    ] = None,
     floor: Annotated[float | None, typer.Option("--floor", help="Drop candidates scoring below this.")] = None,
-    dedup: Annotated[float, typer.Option("--dedup", help="Word-overlap share that makes a duplicate.")] = 0.8,
-    order: Annotated[str, typer.Option("--order", help="Context order: score or edges.")] = "score",
+    dedup: Annotated[
+        float | None,
+        typer.Option("--dedup", help="Word-overlap share that makes a duplicate. Default: the config's (0.8)."),
+    ] = None,
+    order: Annotated[
+        str | None, typer.Option("--order", help="Context order: score or edges. Default: the config's (score).")
+    ] = None,
     normalise: Annotated[bool, typer.Option("--normalise", help="Expand abbreviations, tidy spaces.")] = False,
     decompose: Annotated[bool, typer.Option("--decompose", help="Split compound questions.")] = False,
     paraphrase: Annotated[
@@ -125,45 +152,60 @@ def ask_command(
 ) -> None:
     """Answer a question from the stored documents, citing a chunk after every sentence, or abstain."""
     from evidencedesk.answer.pipeline import ask, result_dict
-    from evidencedesk.cli.search import _params as search_params
-    from evidencedesk.retrieval.factory import METHODS, make_searcher
     from evidencedesk.retrieval.rerank import get_reranker
     from evidencedesk.retrieval.rewrite import Rewriter
-    from evidencedesk.store import Store, StoreError
 
     if not question.strip():
         fail("QUESTION: must not be empty", 2)
-    if method not in METHODS:
+    if method is not None and method not in METHODS:
         fail(f"--method: unknown method {method!r}; choose from {', '.join(METHODS)}", 2)
-    if k < 1 or candidates < k:
+    if (k is not None and k < 1) or (candidates is not None and candidates < (k or 1)):
         fail(f"--k must be >= 1 and --candidates >= --k (got k={k}, candidates={candidates})", 2)
-    scope = scope_from_options(status, audience, lang, tenant, valid_at)
-    gen = _generator(generator, model, base_url)
+    flags = {
+        "--k": ("retrieval.k", k),
+        "--candidates": ("retrieval.rerank.candidates", candidates),
+        "--generator": ("generator.name", generator),
+        "--model": ("generator.model", model),
+        "--base-url": ("generator.base_url", base_url),
+        "--budget": ("context.budget_tokens", budget),
+        "--floor": ("context.floor", floor),
+        "--dedup": ("context.dedup_threshold", dedup),
+        "--order": ("context.order", order),
+        **scope_flags(status, audience, lang, tenant),
+    }
+    settings = load_config(config, flags)
+    method = method or settings.retrieval.method
+    k = settings.retrieval.k
+    if candidates is not None and candidates < k:
+        fail(f"--candidates must be >= k (got k={k}, candidates={candidates})", 2)
+    depth = candidates if candidates is not None else max(settings.retrieval.rerank.candidates, k)
+    scope = config_scope(settings, valid_at)
+    gen = _generator(settings, model, base_url)
     try:
-        reranker = get_reranker(rerank)
+        reranker = get_reranker(rerank if rerank is not None else _rerank_spec(settings))
     except ValueError as exc:
         fail(str(exc), 2)
     except RuntimeError as exc:
         fail(str(exc))
-    chunks = _open_chunks(store)
-    by_id = {c.id: c for c in chunks}
     rewrite = None
     if normalise or decompose or paraphrase or hyde:
         rewrite = Rewriter(normalise=normalise, decompose=decompose, paraphrases=paraphrase, hyde=gen if hyde else None)
-    try:
-        searcher = make_searcher(method, chunks, **search_params(method, None, store))
-        checked, trace = ask(
-            question, searcher, by_id, gen, scope, k=k, candidates=candidates, reranker=reranker,
-            budget_tokens=budget, floor=floor, dedup_threshold=dedup, order=order, rewrite=rewrite,
-        )  # fmt: skip
-    except ValueError as exc:
-        fail(str(exc), 2)
-    out = result_dict(checked, trace, by_id)
-    try:
-        with Store(store) as db:
-            db.save_trace(trace.id, out)
-    except (StoreError, OSError) as exc:
-        fail(f"cannot save the trace in {store}: {exc}")
+    ctx = settings.context
+    with open_desk(settings, store) as desk:
+        by_id = {c.id: c for c in desk.chunks()}
+        try:
+            checked, trace = ask(
+                question, desk.searcher(method), by_id, gen, scope, k=k, candidates=depth, reranker=reranker,
+                budget_tokens=ctx.budget_tokens, floor=ctx.floor, dedup_threshold=ctx.dedup_threshold,
+                order=ctx.order, rewrite=rewrite,
+            )  # fmt: skip
+        except ValueError as exc:
+            fail(str(exc), 2)
+        out = result_dict(checked, trace, by_id)
+        try:
+            desk.store.save_trace(trace.id, out)
+        except Exception as exc:  # StoreError, OSError, a PostgreSQL error
+            fail(f"cannot save the trace in {store_label(store or settings.store)}: {exc}")
     if as_json:
         print_json(out)
         return
@@ -183,22 +225,16 @@ def _candidates_table(title: str, rows: list[dict[str, Any]]) -> Table:
 @app.command("trace")
 def trace_command(
     trace_id: Annotated[str, typer.Argument(help="A trace id printed by `evidencedesk ask`.")],
-    store: StoreOpt = DEFAULT_STORE,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Show a stored trace in full: every stage's input and output, timings and findings."""
-    from evidencedesk.store import Store, StoreError
-    from evidencedesk.store.schema import DB_NAME
-
-    if not (store / DB_NAME).exists():
-        fail(f"no store at {store}")
-    try:
-        with Store(store) as db:
-            data = db.load_trace(trace_id)
-    except (StoreError, OSError) as exc:
-        fail(f"cannot read store {store}: {exc}")
+    settings = load_config(config)
+    with open_desk(settings, store) as desk:
+        data = desk.store.load_trace(trace_id)
     if data is None:
-        fail(f"no trace {trace_id!r} in {store}")
+        fail(f"no trace {trace_id!r} in {store_label(store or settings.store)}")
     if as_json:
         print_json(data)
         return

@@ -8,8 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from evidencedesk.cli.app import JsonOpt, app, console, err_console, fail, print_json
-from evidencedesk.retrieval.factory import METHODS
+from evidencedesk.cli.app import METHODS, JsonOpt, app, console, err_console, fail, print_json
 
 DEFAULT_BEIR_STORES = Path(".evidencedesk-beir")
 

@@ -3,24 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
 import typer
-import yaml
 
-from evidencedesk.cli.app import JsonOpt, app, fail, print_json
+from evidencedesk.cli.app import ConfigOpt, JsonOpt, app, fail, print_json
 
 config_app = typer.Typer(help="Inspect the configuration (evidencedesk.yaml).", no_args_is_help=True)
 app.add_typer(config_app, name="config")
-
-ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", help="evidencedesk.yaml (default: ./evidencedesk.yaml if present).")
-]
 
 
 @config_app.command("show")
 def show(config: ConfigOpt = None, json: JsonOpt = False) -> None:
     """Print the effective configuration: the file's values over the defaults, validated."""
+    import yaml
+
     from evidencedesk.config import CONFIG_NAME, ConfigError, load_settings
 
     try:

@@ -9,13 +9,14 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from evidencedesk.cli.app import app, console, fail
+from evidencedesk.cli.app import ConfigOpt, app, console, fail, load_config, open_desk
 
 DEMO_QUESTIONS = (
     ("q03", "the superseded policy allowed 100 km, the current one 20 km"),
     ("q39", "nothing in the documents answers it"),
     ("q16", "the answer sits in a torque table"),
 )
+DEMO_STORE = ".evidencedesk-demo"
 CHUNKER_GRID = (
     ("fixed", 60, "chars"),
     ("fixed", 120, "words"),
@@ -31,10 +32,8 @@ def _section(title: str) -> None:
     console.rule(f"[bold]{title}")
 
 
-def _ingest(store: Any, docs: Path) -> None:
-    from evidencedesk.chunking import ChunkingConfig
-
-    report = store.ingest(docs, ChunkingConfig())
+def _ingest(store: Any, docs: Path, chunking: Any) -> None:
+    report = store.ingest(docs, chunking)
     table = Table("added", "updated", "unchanged", "removed", "failed", "documents", "chunks", "build")
     table.add_row(
         *(str(len(getattr(report, f))) for f in ("added", "updated", "unchanged", "removed", "failed")),
@@ -63,16 +62,10 @@ def _whole_evidence(docs: Path, rows: list[dict[str, Any]]) -> None:
     console.print(table)
 
 
-def _strategies(store_path: Path, chunks: list[Any], labels: list[Any], k: int) -> dict[str, Any]:
+def _strategies(desk: Any, chunks: list[Any], labels: list[Any], k: int) -> dict[str, Any]:
     from evidencedesk.evaluation.strategies import compare_strategies
-    from evidencedesk.retrieval.factory import make_searcher
 
-    cache = {"cache_path": store_path / "embeddings.sqlite"}
-    searchers = {
-        "bm25": make_searcher("bm25", chunks),
-        "dense": make_searcher("dense", chunks, **cache),
-        "hybrid": make_searcher("hybrid", chunks, leg_params={"dense": cache}),
-    }
+    searchers = {m: desk.searcher(m) for m in ("bm25", "dense", "hybrid")}
     rows, _ = compare_strategies(searchers, labels, chunks, None, k=k)
     table = Table(
         "strategy", "hit@1", "hit@3", "hit@5", "answer outranked", f"no answer in {k}", "junk for unanswerable"
@@ -128,30 +121,40 @@ def _answers(searcher: Any, chunks: list[Any], labels: list[Any]) -> None:
 
 @app.command()
 def demo(
-    store: Annotated[Path, typer.Option("--store", help="Store directory for the demo.")] = Path(".evidencedesk-demo"),
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store", help="Store for the demo: a folder or a postgresql:// URL. Default: .evidencedesk-demo."
+        ),
+    ] = None,
+    config: ConfigOpt = None,
     corpus: Annotated[Path, typer.Option("--corpus", help="Example folder holding docs/ and labels.jsonl.")] = Path(
         "examples/kestrel"
     ),
     k: Annotated[int, typer.Option("--k", min=1, max=50, help="Results per question.")] = 5,
 ) -> None:
-    """Ingest the bundled example corpus, compare chunkers and strategies, diagnose failures and answer."""
+    """Ingest the bundled example corpus, compare chunkers and strategies, diagnose failures and answer.
+
+    The demo keeps its own store (default .evidencedesk-demo, not the config's); the configured chunker
+    builds it.
+    """
     from evidencedesk.evaluation.labels import load_labels
-    from evidencedesk.store import Store
 
     docs, labels_path = corpus / "docs", corpus / "labels.jsonl"
     if not docs.is_dir() or not labels_path.is_file():
         fail(f"{corpus}: expected a docs/ folder and labels.jsonl (run from the repository root)")
+    settings = load_config(config)
     rows = [json.loads(line) for line in labels_path.read_text(encoding="utf-8").splitlines() if line.strip()]
     labels = load_labels(labels_path)
-    with Store(store) as st:
+    with open_desk(settings, store or DEMO_STORE, existing=False) as desk:
         _section("1. Ingest")
-        _ingest(st, docs)
-        chunks = st.chunks()
-    _section("2. Answers whole inside one chunk, per chunker")
-    _whole_evidence(docs, rows)
-    _section(f"3. Strategies on {len(labels)} labelled questions (default scope: current, public)")
-    searchers = _strategies(store, chunks, labels, k)
-    _section("4. Diagnosis: the first failing stage of each question")
-    _diagnosis(searchers["bm25"], chunks, labels, 3)
-    _section("5. Answers with validated citations (hybrid search, extractive generator)")
-    _answers(searchers["hybrid"], chunks, labels)
+        _ingest(desk.store, docs, settings.chunker.to_chunking())
+        chunks = desk.chunks()
+        _section("2. Answers whole inside one chunk, per chunker")
+        _whole_evidence(docs, rows)
+        _section(f"3. Strategies on {len(labels)} labelled questions (default scope: current, public)")
+        searchers = _strategies(desk, chunks, labels, k)
+        _section("4. Diagnosis: the first failing stage of each question")
+        _diagnosis(searchers["bm25"], chunks, labels, 3)
+        _section("5. Answers with validated citations (hybrid search, extractive generator)")
+        _answers(searchers["hybrid"], chunks, labels)

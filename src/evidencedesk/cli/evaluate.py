@@ -10,8 +10,10 @@ import typer
 from rich.table import Table
 
 from evidencedesk.cli.app import (
-    DEFAULT_STORE,
+    EMBEDDINGS_FILE,
+    METHODS,
     AudienceOpt,
+    ConfigOpt,
     JsonOpt,
     LangOpt,
     StatusOpt,
@@ -19,19 +21,30 @@ from evidencedesk.cli.app import (
     TenantOpt,
     ValidAtOpt,
     app,
+    config_scope,
     console,
     err_console,
     fail,
+    load_config,
+    open_desk,
     print_json,
-    scope_from_options,
+    scope_flags,
+    store_label,
 )
-from evidencedesk.evaluation.slices import SMALL_N
-from evidencedesk.retrieval.factory import METHODS
 
-MethodOpt = Annotated[str, typer.Option("--method", help=f"One of {', '.join(METHODS)}.")]
-KOpt = Annotated[int, typer.Option("--k", help="How many chunks count as retrieved (the context size).")]
-FloorOpt = Annotated[float | None, typer.Option("--floor", help="Score floor: lower-scored chunks leave the context.")]
-EMBEDDINGS_FILE = "embeddings.sqlite"  # the same cache file the other commands use
+SMALL_N = 10  # evidencedesk.evaluation.slices.SMALL_N (a copy: the help must not load numpy)
+MethodOpt = Annotated[
+    str | None,
+    typer.Option("--method", help=f"One of {', '.join(METHODS)}. Default: the config's (hybrid of bm25 and dense)."),
+]
+KOpt = Annotated[
+    int | None,
+    typer.Option("--k", help="How many chunks count as retrieved (the context size). Default: the config's (5)."),
+]
+FloorOpt = Annotated[
+    float | None,
+    typer.Option("--floor", help="Score floor: lower-scored chunks leave the context. Default: the config's (none)."),
+]
 LabelsArg = Annotated[Path, typer.Argument(help="Labels file (JSON lines).")]
 
 
@@ -49,33 +62,11 @@ def _labels(path: Path) -> list[Any]:
     return labels
 
 
-def _open_store(store: Path) -> Any:
-    from evidencedesk.store import Store, StoreError
-    from evidencedesk.store.schema import DB_NAME
-
-    if not (store / DB_NAME).exists():
-        fail(f"no store at {store} (run `evidencedesk ingest FOLDER --store {store}` first)")
-    try:
-        return Store(store)
-    except (StoreError, OSError) as exc:
-        fail(f"cannot open store {store}: {exc}")
-
-
-def _params(method: str, store: Path) -> dict[str, Any]:
-    """Searcher parameters: dense embeddings are cached in the store folder, keyed by chunk text."""
-    cache = {"cache_path": store / EMBEDDINGS_FILE}
-    if method == "dense":
-        return cache
-    if method == "hybrid":
-        return {"leg_params": {"dense": cache}}
-    return {}
-
-
-def _check(method: str, k: int, methods: list[str]) -> None:
-    for m in [method, *methods]:
+def _check(method: str | None, k: int | None, methods: list[str]) -> None:
+    for m in [*([method] if method is not None else []), *methods]:
         if m not in METHODS:
             fail(f"--method: unknown method {m!r}; choose from {', '.join(METHODS)}", 2)
-    if k < 1:
+    if k is not None and k < 1:
         fail(f"--k: must be at least 1, got {k}", 2)
 
 
@@ -185,9 +176,10 @@ def _print_answers(res: dict[str, Any]) -> None:
 @app.command("eval")
 def eval_command(
     labels_path: LabelsArg,
-    store: StoreOpt = DEFAULT_STORE,
-    method: MethodOpt = "bm25",
-    k: KOpt = 5,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+    method: MethodOpt = None,
+    k: KOpt = None,
     floor: FloorOpt = None,
     methods: Annotated[
         str | None, typer.Option("--methods", help="Comma-separated methods for the strategies comparison.")
@@ -207,35 +199,45 @@ def eval_command(
         ),
     ] = True,
     generator_name: Annotated[
-        str, typer.Option("--generator", help="Generator for --answers: extractive, llama-cpp or openai.")
-    ] = "extractive",
+        str | None,
+        typer.Option(
+            "--generator", help="Generator for --answers: extractive, llama-cpp or openai. Default: the config's."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Score labelled questions: metrics overall and per tag, label counts with and without the filter."""
     others = [m.strip() for m in (methods or "").split(",") if m.strip()]
     _check(method, k, others)
-    scope = scope_from_options(status, audience, lang, tenant, valid_at)
+    flags = {
+        "--k": ("retrieval.k", k),
+        "--floor": ("context.floor", floor),
+        **scope_flags(status, audience, lang, tenant),
+    }
+    settings = load_config(config, flags)
+    method, k, floor = method or settings.retrieval.method, settings.retrieval.k, settings.context.floor
+    scope = config_scope(settings, valid_at)
     labels = _labels(labels_path)
-    generator = _answer_generator(generator_name, answers)
+    generator = _answer_generator(generator_name or settings.generator.name, answers)
 
+    from evidencedesk.desk import searcher_params
     from evidencedesk.evaluation.run import EvalRun
     from evidencedesk.evaluation.runner import evaluate
     from evidencedesk.evaluation.strategies import compare_strategies, recall_curve, strategy_row
-    from evidencedesk.retrieval.factory import make_searcher
     from evidencedesk.retrieval.scope import Scope
 
-    db = _open_store(store)
-    with db:
-        chunks = db.chunks()
+    where = store_label(store or settings.store)
+    with open_desk(settings, store) as desk:
+        chunks = desk.chunks()
         if not chunks:
-            fail(f"store {store} holds no chunks")
-        build = db.latest_build()
+            fail(f"store {where} holds no chunks")
+        build = desk.store.latest_build()
         try:
-            searcher = make_searcher(method, chunks, **_params(method, store))
+            searcher = desk.searcher(method)
             results = evaluate(searcher, labels, chunks, scope, k, floor)
             unfiltered = evaluate(searcher, labels, chunks, Scope.everything(), k, floor)
             rows, curves = [strategy_row(method, results, k)], {method: recall_curve(results)}
-            rest = {m: make_searcher(m, chunks, **_params(m, store)) for m in others if m != method}
+            rest = {m: desk.searcher(m) for m in others if m != method}
             if rest:
                 more_rows, more_curves = compare_strategies(rest, labels, chunks, scope, k)
                 rows, curves = rows + more_rows, {**curves, **more_curves}
@@ -257,12 +259,13 @@ def eval_command(
         run["labels"] = str(labels_path)
         if answered is not None:
             run["answers"] = answered
-        run_id = db.save_eval_run(run) if save else None
+        run_id = desk.store.save_eval_run(run) if save else None
         if html is not None:
             from evidencedesk.evaluation.report_html import write_report
             from evidencedesk.evaluation.series import chunk_size_series
 
-            series = chunk_size_series(db.documents(), labels, scope, method, **_params(method, store))
+            params = searcher_params(settings, method, desk.path / EMBEDDINGS_FILE)
+            series = chunk_size_series(desk.store.documents(), labels, scope, method, **params)
             write_report(html, run, size_series=series)
     if as_json:
         print_json({"run_id": run_id, **run})
@@ -279,9 +282,10 @@ def eval_command(
 @app.command()
 def diagnose(
     labels_path: LabelsArg,
-    store: StoreOpt = DEFAULT_STORE,
-    method: MethodOpt = "bm25",
-    k: KOpt = 5,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+    method: MethodOpt = None,
+    k: KOpt = None,
     floor: FloorOpt = None,
     status: StatusOpt = None,
     audience: AudienceOpt = None,
@@ -292,20 +296,26 @@ def diagnose(
 ) -> None:
     """List each failing question with its first finding: the stage where the evidence was lost."""
     _check(method, k, [])
-    scope = scope_from_options(status, audience, lang, tenant, valid_at)
+    flags = {
+        "--k": ("retrieval.k", k),
+        "--floor": ("context.floor", floor),
+        **scope_flags(status, audience, lang, tenant),
+    }
+    settings = load_config(config, flags)
+    method, k, floor = method or settings.retrieval.method, settings.retrieval.k, settings.context.floor
+    scope = config_scope(settings, valid_at)
     labels = _labels(labels_path)
 
     from evidencedesk.evaluation.runner import evaluate
-    from evidencedesk.retrieval.factory import make_searcher
 
-    with _open_store(store) as db:
-        chunks = db.chunks()
-    if not chunks:
-        fail(f"store {store} holds no chunks")
-    try:
-        results = evaluate(make_searcher(method, chunks, **_params(method, store)), labels, chunks, scope, k, floor)
-    except ValueError as exc:
-        fail(str(exc), 2)
+    with open_desk(settings, store) as desk:
+        chunks = desk.chunks()
+        if not chunks:
+            fail(f"store {store_label(store or settings.store)} holds no chunks")
+        try:
+            results = evaluate(desk.searcher(method), labels, chunks, scope, k, floor)
+        except ValueError as exc:
+            fail(str(exc), 2)
     failing = [r for r in results if r.failed]
     if as_json:
         print_json(
@@ -335,7 +345,7 @@ def diagnose(
     console.print(table)
 
 
-def _load_run(ref: str, store: Path) -> dict[str, Any]:
+def _load_run(ref: str, store: str | None, config: Path | None) -> dict[str, Any]:
     path = Path(ref)
     if not ref.isdigit() and path.is_file():
         try:
@@ -347,10 +357,11 @@ def _load_run(ref: str, store: Path) -> dict[str, Any]:
         return data
     if not ref.isdigit():
         fail(f"{ref!r} is neither a run id nor a run file", 2)
-    with _open_store(store) as db:
-        run = db.load_eval_run(int(ref))
+    settings = load_config(config)
+    with open_desk(settings, store) as desk:
+        run = desk.store.load_eval_run(int(ref))
     if run is None:
-        fail(f"no evaluation run {ref} in store {store}")
+        fail(f"no evaluation run {ref} in store {store_label(store or settings.store)}")
     return run
 
 
@@ -358,7 +369,8 @@ def _load_run(ref: str, store: Path) -> dict[str, Any]:
 def compare(
     run_a: Annotated[str, typer.Argument(help="Baseline: a stored run id or a run JSON file.")],
     run_b: Annotated[str, typer.Argument(help="Candidate: a stored run id or a run JSON file.")],
-    store: StoreOpt = DEFAULT_STORE,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
     threshold: Annotated[
         float, typer.Option("--threshold", help="Largest allowed drop of any metric on any slice.")
     ] = 0.02,
@@ -368,7 +380,7 @@ def compare(
     from evidencedesk.evaluation.gate import EXIT_REGRESSED
     from evidencedesk.evaluation.gate import compare as compare_runs
 
-    a, b = _load_run(run_a, store), _load_run(run_b, store)
+    a, b = _load_run(run_a, store, config), _load_run(run_b, store, config)
     try:
         result = compare_runs(a, b, threshold)
     except ValueError as exc:

@@ -3,30 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evidencedesk.chunking.config import CHUNKERS, UNITS, ChunkingConfig
-from evidencedesk.cli.app import DEFAULT_STORE, JsonOpt, StoreOpt, app, console, err_console, fail, print_json
-from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
-from evidencedesk.store import IngestReport, Store, StoreError
+from evidencedesk.cli.app import (
+    CHUNKERS,
+    DEFAULT_MAX_BYTES,
+    UNITS,
+    ConfigOpt,
+    JsonOpt,
+    StoreOpt,
+    app,
+    console,
+    err_console,
+    fail,
+    load_config,
+    open_desk,
+    print_json,
+)
 
-_DEFAULTS = ChunkingConfig()
-
-
-def _config(chunker: str | None, size: int | None, overlap: int | None, unit: str | None) -> ChunkingConfig:
-    try:
-        return ChunkingConfig(
-            name=chunker or _DEFAULTS.name,
-            size=_DEFAULTS.size if size is None else size,
-            overlap=_DEFAULTS.overlap if overlap is None else overlap,
-            unit=unit or _DEFAULTS.unit,
-        )
-    except ValueError as exc:
-        fail(str(exc), 2)
+if TYPE_CHECKING:
+    from evidencedesk.store import IngestReport
 
 
 def _print_report(report: IngestReport) -> None:
@@ -47,11 +46,20 @@ def _print_report(report: IngestReport) -> None:
 @app.command()
 def ingest(
     path: Annotated[Path, typer.Argument(help="Folder of documents (.md, .txt, .html, .pdf).")],
-    store: StoreOpt = DEFAULT_STORE,
-    chunker: Annotated[str | None, typer.Option("--chunker", help=f"One of {', '.join(CHUNKERS)}.")] = None,
-    size: Annotated[int | None, typer.Option("--size", help="Chunk size, in --unit.")] = None,
-    overlap: Annotated[int | None, typer.Option("--overlap", help="Overlap between chunks, in --unit.")] = None,
-    unit: Annotated[str | None, typer.Option("--unit", help=f"One of {', '.join(UNITS)}.")] = None,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+    chunker: Annotated[
+        str | None, typer.Option("--chunker", help=f"One of {', '.join(CHUNKERS)}. Default: the config's (structure).")
+    ] = None,
+    size: Annotated[
+        int | None, typer.Option("--size", help="Chunk size, in --unit. Default: the config's (120).")
+    ] = None,
+    overlap: Annotated[
+        int | None, typer.Option("--overlap", help="Overlap between chunks, in --unit. Default: the config's (0).")
+    ] = None,
+    unit: Annotated[
+        str | None, typer.Option("--unit", help=f"One of {', '.join(UNITS)}. Default: the config's (words).")
+    ] = None,
     max_bytes: Annotated[int, typer.Option("--max-bytes", help="Files larger than this fail.")] = DEFAULT_MAX_BYTES,
     keep_missing: Annotated[
         bool, typer.Option("--keep-missing", help="Keep stored documents whose file is gone.")
@@ -59,7 +67,17 @@ def ingest(
     as_json: JsonOpt = False,
 ) -> None:
     """Ingest a folder: unchanged files are skipped by hash, changed files re-chunked, removed files dropped."""
-    config = _config(chunker, size, overlap, unit)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from evidencedesk.store import StoreError
+
+    flags = {
+        "--chunker": ("chunker.name", chunker),
+        "--size": ("chunker.size", size),
+        "--overlap": ("chunker.overlap", overlap),
+        "--unit": ("chunker.unit", unit),
+    }
+    settings = load_config(config, flags)
     if max_bytes < 1:
         fail(f"--max-bytes: must be at least 1, got {max_bytes}", 2)
     if not path.exists():
@@ -67,9 +85,17 @@ def ingest(
     if not path.is_dir():
         fail(f"not a folder: {path}")
     try:
-        with (
-            Store(store) as db,
-            Progress(
+        chunking = settings.chunker.to_chunking()
+    except ValueError as exc:
+        fail(str(exc), 2)
+    with open_desk(settings, store, existing=False) as desk:
+        errors: tuple[type[Exception], ...] = (StoreError,)
+        if desk.is_postgres:
+            from evidencedesk.backends.postgres.schema import PgStoreError
+
+            errors = (StoreError, PgStoreError)
+        try:
+            with Progress(
                 TextColumn("[progress.description]{task.description}"),
                 BarColumn(),
                 MofNCompleteColumn(),
@@ -77,16 +103,17 @@ def ingest(
                 console=err_console,
                 transient=True,
                 disable=as_json,
-            ) as bar,
-        ):
-            task = bar.add_task("ingesting", total=None)
+            ) as bar:
+                task = bar.add_task("ingesting", total=None)
 
-            def progress(done: int, total: int, name: str) -> None:
-                bar.update(task, completed=done, total=total or None, description=name[-40:])
+                def progress(done: int, total: int, name: str) -> None:
+                    bar.update(task, completed=done, total=total or None, description=name[-40:])
 
-            report = db.ingest(path, config, max_bytes=max_bytes, progress=progress, remove_missing=not keep_missing)
-    except StoreError as exc:
-        fail(str(exc))
+                report = desk.store.ingest(
+                    path, chunking, max_bytes=max_bytes, progress=progress, remove_missing=not keep_missing
+                )
+        except errors as exc:
+            fail(str(exc))
     if as_json:
         print_json(report.to_dict())
     else:

@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
-from evidencedesk.cli.app import DEFAULT_STORE, JsonOpt, StoreOpt, app, console, fail, print_json
-from evidencedesk.documents import Document
-from evidencedesk.store import DB_NAME, Store, StoreError
+from evidencedesk.cli.app import ConfigOpt, JsonOpt, StoreOpt, app, console, fail, load_config, open_desk, print_json
+
+if TYPE_CHECKING:
+    from evidencedesk.documents import Document
 
 _PREVIEW = 80
-
-
-def open_existing(path: Path) -> Store:
-    """Open a store that already exists; exit 1 with a clear message when there is none."""
-    if not (path / DB_NAME).is_file():
-        fail(f"no store at {path}: run `evidencedesk ingest FOLDER --store {path}` first")
-    try:
-        return Store(path)
-    except StoreError as exc:
-        fail(str(exc))
 
 
 def _validity(valid_from: str | None, valid_to: str | None) -> str:
@@ -47,15 +37,18 @@ def _summary(doc: Document, n_chunks: int) -> dict[str, Any]:
 
 
 @app.command()
-def docs(store: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
+def docs(store: StoreOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
     """List the stored documents with their metadata and chunk counts."""
-    with open_existing(store) as db:
-        counts = db.chunk_counts()
-        rows = [_summary(d, counts.get(d.id, 0)) for d in db.documents()]
+    from evidencedesk.cli.app import store_label
+
+    settings = load_config(config)
+    with open_desk(settings, store) as desk:
+        counts = desk.store.chunk_counts()
+        rows = [_summary(d, counts.get(d.id, 0)) for d in desk.store.documents()]
     if as_json:
         print_json(rows)
         return
-    table = Table(title=f"{len(rows)} documents in {store}")
+    table = Table(title=f"{len(rows)} documents in {store_label(store or settings.store)}")
     table.add_column("id", no_wrap=True)
     table.add_column("title", ratio=1)
     for name in ("status", "audience", "lang"):
@@ -71,14 +64,19 @@ def docs(store: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
 @app.command()
 def chunks(
     doc_id: Annotated[str, typer.Argument(help="Document id (see `evidencedesk docs`).")],
-    store: StoreOpt = DEFAULT_STORE,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """List one document's chunks: id, kind, location and a preview (full text with --json)."""
-    with open_existing(store) as db:
-        if db.document(doc_id) is None:
-            fail(f"no document with id {doc_id!r} in {store} (see `evidencedesk docs`)")
-        found = db.chunks(doc_id)
+    from evidencedesk.cli.app import store_label
+
+    settings = load_config(config)
+    with open_desk(settings, store) as desk:
+        if desk.store.document(doc_id) is None:
+            where = store_label(store or settings.store)
+            fail(f"no document with id {doc_id!r} in {where} (see `evidencedesk docs`)")
+        found = desk.store.chunks(doc_id)
     if as_json:
         print_json([c.to_dict() for c in found])
         return

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from evidencedesk.cli.app import (
-    DEFAULT_STORE,
+    METHODS,
     AudienceOpt,
+    ConfigOpt,
     JsonOpt,
     LangOpt,
     StatusOpt,
@@ -18,17 +18,17 @@ from evidencedesk.cli.app import (
     TenantOpt,
     ValidAtOpt,
     app,
+    config_scope,
     console,
     fail,
+    load_config,
+    open_desk,
     print_json,
-    scope_from_options,
+    scope_flags,
 )
-from evidencedesk.retrieval.candidates import Candidate
-from evidencedesk.retrieval.factory import DEFAULT_LEGS, METHODS, make_searcher
-from evidencedesk.store import Store, StoreError
-from evidencedesk.store.schema import DB_NAME
 
-EMBEDDINGS_FILE = "embeddings.sqlite"  # the embedding cache every command keeps in the store folder
+if TYPE_CHECKING:
+    from evidencedesk.retrieval.candidates import Candidate
 
 
 def _rows(results: list[Candidate], query: str, tokenizer: Any) -> list[dict[str, Any]]:
@@ -61,26 +61,23 @@ def _table(rows: list[dict[str, Any]], title: str, legs: list[str]) -> Table:
     return table
 
 
-def _params(method: str, legs: str | None, store: Path) -> dict[str, Any]:
-    """Searcher parameters: dense embeddings are cached in the store folder, keyed by chunk text."""
-    cache = {"cache_path": store / EMBEDDINGS_FILE}
-    if method == "dense":
-        return cache
-    if method != "hybrid":
-        return {}
-    names = [n.strip() for n in legs.split(",")] if legs else list(DEFAULT_LEGS)
-    return {"legs": legs or ",".join(DEFAULT_LEGS), **({"leg_params": {"dense": cache}} if "dense" in names else {})}
-
-
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="The question or keywords.")],
-    method: Annotated[str, typer.Option("--method", help=f"One of {', '.join(METHODS)}.")] = "bm25",
-    k: Annotated[int, typer.Option("--k", help="How many results.")] = 5,
-    legs: Annotated[
-        str | None, typer.Option("--legs", help="Hybrid legs, comma-separated (default bm25,dense).")
+    method: Annotated[
+        str | None,
+        typer.Option(
+            "--method", help=f"One of {', '.join(METHODS)}. Default: the config's (hybrid of bm25 and dense)."
+        ),
     ] = None,
-    store: StoreOpt = DEFAULT_STORE,
+    k: Annotated[
+        int | None, typer.Option("--k", help="How many results. Default: the config's retrieval.k (5).")
+    ] = None,
+    legs: Annotated[
+        str | None, typer.Option("--legs", help="Hybrid legs, comma-separated (default: the config's, bm25,dense).")
+    ] = None,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
     status: StatusOpt = None,
     audience: AudienceOpt = None,
     lang: LangOpt = None,
@@ -89,27 +86,26 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """Search the stored chunks: only chunks inside the scope are ranked; no result is padded."""
-    if method not in METHODS:
+    if method is not None and method not in METHODS:
         fail(f"--method: unknown method {method!r}; choose from {', '.join(METHODS)}", 2)
-    if k < 1:
+    if k is not None and k < 1:
         fail(f"--k: must be at least 1, got {k}", 2)
+    settings = load_config(config, {"--k": ("retrieval.k", k), **scope_flags(status, audience, lang, tenant)})
+    method = method or settings.retrieval.method
     if legs is not None and method != "hybrid":
         fail("--legs: only for --method hybrid", 2)
-    scope = scope_from_options(status, audience, lang, tenant, valid_at)
+    names = [n.strip() for n in legs.split(",") if n.strip()] if legs is not None else None
+    if names is not None and len(names) < 2:
+        fail(f"--legs: a hybrid fuses at least two legs, got {legs!r}", 2)
+    scope = config_scope(settings, valid_at)
 
-    if not (store / DB_NAME).exists():
-        fail(f"no store at {store} (run `evidencedesk ingest FOLDER --store {store}` first)")
-    try:
-        with Store(store) as db:
-            chunks = db.chunks()
-    except (StoreError, OSError) as exc:
-        fail(f"cannot read store {store}: {exc}")
-    params = _params(method, legs, store)
-    try:
-        searcher = make_searcher(method, chunks, **params)
-        results = searcher.search(query, k, scope)
-    except ValueError as exc:
-        fail(str(exc), 2)
+    with open_desk(settings, store) as desk:
+        try:
+            chunks = desk.chunks()
+            searcher = desk.searcher(method, names)
+            results = searcher.search(query, settings.retrieval.k, scope)
+        except ValueError as exc:
+            fail(str(exc), 2)
     leg_names = [s.name for s, _ in getattr(searcher, "legs", [])]
     tokenizer = next((getattr(s, "tokenizer", None) for s, _ in getattr(searcher, "legs", [])), None)
     rows = _rows(results, query, getattr(searcher, "tokenizer", tokenizer))

@@ -7,19 +7,15 @@ from typing import Annotated
 
 import typer
 
-from evidencedesk.cli.app import JsonOpt, app, console, fail, print_json
+from evidencedesk.cli.app import ConfigOpt, JsonOpt, StoreOpt, app, console, fail, load_config, print_json, store_label
 
 
 @app.command()
 def serve(
-    store: Annotated[
-        Path | None, typer.Option("--store", help="Store directory (default: the config's store).")
-    ] = None,
+    store: StoreOpt = None,
     host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="TCP port.")] = 8000,
-    config: Annotated[
-        Path | None, typer.Option("--config", help="evidencedesk.yaml (default: ./evidencedesk.yaml if present).")
-    ] = None,
+    config: ConfigOpt = None,
     keys: Annotated[
         Path | None,
         typer.Option("--keys", help="Service settings YAML: API keys and scopes, anonymous access, ingest root."),
@@ -28,18 +24,18 @@ def serve(
     as_json: JsonOpt = False,
 ) -> None:
     """Serve search, ask, ingest, eval, traces and metrics over HTTP, and the lab at /."""
-    from evidencedesk.config import ConfigError, load_settings
+    from evidencedesk.config import ConfigError
     from evidencedesk.server.settings import load_service_settings
-    from evidencedesk.store import StoreError
 
     if not 0 < port < 65536:
         fail(f"--port: must be between 1 and 65535, got {port}", 2)
+    settings = load_config(config)
     try:
-        settings = load_settings(config)
         service = load_service_settings(keys)
     except ConfigError as exc:
         fail(str(exc), 2)
-    folder = store if store is not None else Path(settings.store)
+    location = store if store is not None else settings.store
+    label = store_label(location)
 
     import uvicorn
 
@@ -47,13 +43,15 @@ def serve(
     from evidencedesk.server.state import ServiceState
 
     try:
-        state = ServiceState(folder, settings, service)
-    except (StoreError, OSError) as exc:
-        fail(f"cannot open store {folder}: {exc}")
+        state = ServiceState(location, settings, service)
+    except ImportError as exc:
+        fail(f"cannot open store {label}: {exc}")
+    except Exception as exc:  # StoreError, OSError, PgStoreError: name the store, never a password
+        fail(f"cannot open store {label}: {str(exc).replace(location, label)}")
     url = f"http://{host}:{port}/"
     info = {
         "url": url,
-        "store": str(folder),
+        "store": label,
         "anonymous": service.allow_anonymous,
         "keys": [k.name for k in service.keys],
         "ingest_root": str(service.ingest_root) if service.ingest_root else None,
@@ -62,5 +60,5 @@ def serve(
         print_json(info)
     else:
         who = "anonymous: public scope" if service.allow_anonymous else "anonymous: refused (401)"
-        console.print(f"serving {folder} at {url} ({len(service.keys)} key(s); {who})", highlight=False)
+        console.print(f"serving {label} at {url} ({len(service.keys)} key(s); {who})", highlight=False)
     uvicorn.run(create_app(state), host=host, port=port, log_level=log_level)

@@ -77,10 +77,13 @@ class ServiceState:
     """Everything the routes share. Thread-safe: FastAPI runs the handlers in a thread pool."""
 
     def __init__(self, store_path: str | Path, settings: Settings, service: ServiceSettings) -> None:
-        self.store_path = Path(store_path)
+        from evidencedesk.backends import is_postgres_url, open_store
+
+        # a folder, or a postgresql:// URL (the embedding cache and uploads then stay in .evidencedesk)
+        self.store_path = Path(".evidencedesk") if is_postgres_url(store_path) else Path(store_path)
         self.settings = settings
         self.service = service
-        self.store = Store(self.store_path)
+        self.store: Any = open_store(store_path) if is_postgres_url(store_path) else Store(self.store_path)
         self.keys = KeyRing(service)
         self.metrics = Metrics()
         self._corpora: BuildCache[Corpus] = BuildCache(service.lab_cache + 1, self._dispose)
