@@ -44,11 +44,13 @@ class ChunkerSettings(_Strict):
 
 class LegSettings(_Strict):
     method: Literal["bm25", "tfidf", "lsa", "dense"]
-    depth: int = Field(40, ge=1, le=10_000)
+    depth: int = Field(50, ge=1, le=10_000)
     k1: float = Field(1.5, gt=0)
     b: float = Field(0.75, ge=0, le=1)
-    stem: bool = True
-    stopwords: str | None = "english"
+    # plain words by default, as the retrieval library's own BM25; stemming plus English stopwords
+    # scores higher on SciFact (bench/RESULTS.md) and is one line of YAML away
+    stem: bool = False
+    stopwords: str | None = None
     rank: int = Field(100, ge=1)  # LSA rank
     model: str = "minilm"  # dense: "minilm" (bundled) or a sentence-transformers name or path
     contextual: bool = False

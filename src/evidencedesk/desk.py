@@ -64,6 +64,7 @@ class Desk:
             self.store = open_store(location)
         self._searchers: dict[tuple[str, int | None, tuple[str, ...] | None], Searcher] = {}
         self._chunks: tuple[int | None, list[Chunk]] | None = None
+        self._snap: tuple[int | None, Any, str] | None = None  # (build id, snapshot or None, why)
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
@@ -111,8 +112,11 @@ class Desk:
         from evidencedesk.retrieval.factory import make_searcher
 
         method = method or self.settings.retrieval.method
-        chunks = self.chunks()
         names = tuple(legs) if legs else None
+        mapped = self._snapshot_searcher(method, names)
+        if mapped is not None:
+            return mapped
+        chunks = self.chunks()
         key = (method, self._chunks[0] if self._chunks else None, names)
         if key not in self._searchers and self.is_postgres:
             from evidencedesk.backends.postgres.factory import pg_searcher
@@ -125,6 +129,54 @@ class Desk:
         elif key not in self._searchers:
             params = searcher_params(self.settings, method, self.path / EMBEDDINGS_FILE, names)
             self._searchers[key] = make_searcher(method, chunks, **params)
+        return self._searchers[key]
+
+    # -- memory-mapped snapshot --------------------------------------------------------------------
+    def write_index(self, dense: bool = True, ann: bool = True, timings: dict[str, float] | None = None) -> Path:
+        """Save the latest build's index to ``<store>/snapshot``: BM25 with the configured settings,
+        and (``dense``) the vectors through the embedding cache plus (``ann``) an HNSW graph.
+
+        Later searches open it memory-mapped instead of loading every chunk and rebuilding the index;
+        an ingest makes it stale (searches then fall back to the in-memory index until it is rewritten).
+        """
+        from evidencedesk.retrieval.snapshot_settings import write_store_snapshot
+
+        if self.is_postgres:
+            raise ValueError("write_index: a PostgreSQL store keeps its indexes in the database")
+        embedder = self._dense_embedder() if dense else None
+        path = write_store_snapshot(self.store, self.settings, embedder, self.path / EMBEDDINGS_FILE, ann, timings)
+        self._snap = None
+        self._searchers.clear()
+        return path
+
+    def snapshot_status(self) -> str:
+        """Whether searches use the memory-mapped snapshot, and if not, why."""
+        return self._snapshot()[1]
+
+    def _snapshot(self) -> tuple[Any, str]:
+        if self.is_postgres:
+            return None, "PostgreSQL store: searches run in the database"
+        from evidencedesk.retrieval.snapshot_settings import snapshot_status
+
+        build = self.store.latest_build()
+        build_id = build.id if build else None
+        if self._snap is None or self._snap[0] != build_id:
+            self._snap = (build_id, *snapshot_status(self.store, self.settings))
+        return self._snap[1], self._snap[2]
+
+    def _snapshot_searcher(self, method: str, names: tuple[str, ...] | None) -> Searcher | None:
+        snap, _ = self._snapshot()
+        if snap is None:
+            return None
+        from evidencedesk.retrieval.snapshot_settings import snapshot_searcher
+
+        key = (f"snapshot:{method}", snap.build_id, names)
+        if key not in self._searchers:
+            legs = names or hybrid_legs(self.settings)
+            found = snapshot_searcher(snap, self.store, self.settings, method, legs, self._dense_embedder)
+            if found is None:
+                return None
+            self._searchers[key] = found
         return self._searchers[key]
 
     def _scope(self, scope: Scope | dict[str, Any] | None) -> Scope:
@@ -160,10 +212,16 @@ class Desk:
             params = {"base_url": s.generator.base_url, "model": s.generator.model}
         rerank = s.retrieval.rerank
         spec = rerank.method if rerank.method != "cross-encoder" else f"cross-encoder:{rerank.model}"
-        by_id = {c.id: c for c in self.chunks()}
+        searcher = self.searcher(method)
+        if self._snapshot()[0] is not None:  # a million chunks need not be loaded to check citations
+            from evidencedesk.store.lookup import StoredChunks
+
+            by_id: Any = StoredChunks(self.store)
+        else:
+            by_id = {c.id: c for c in self.chunks()}
         checked, trace = ask(
             question,
-            self.searcher(method),
+            searcher,
             by_id,
             get_generator(gen_name, **params),
             scope=self._scope(scope),

@@ -177,3 +177,19 @@ def test_store_streams_and_fetches_chunks_by_id(store: Store) -> None:
     assert [c.id for c in store.chunks_by_id(wanted)] == [every[7].id, every[2].id, every[7].id]
     with pytest.raises(ValueError, match="batch"):
         next(store.iter_chunks(batch=0))
+
+
+def test_stored_chunks_reads_the_store_on_demand(store: Store) -> None:
+    from evidencedesk.store.lookup import StoredChunks
+
+    every = store.chunks()
+    lookup = StoredChunks(store, keep=2)
+    assert len(lookup) == len(every) == store.chunk_count()
+    assert list(lookup) == [c.id for c in every] == store.chunk_ids()
+    assert lookup[every[3].id] == every[3]
+    assert every[5].id in lookup and "no-such-id" not in lookup
+    with pytest.raises(KeyError):
+        lookup["no-such-id"]
+    for c in every[:5]:  # more reads than it keeps: older ones are dropped, answers stay right
+        assert lookup[c.id] == c
+    assert len(lookup._seen) == 2

@@ -97,11 +97,6 @@ def scope_flags(
     }
 
 
-# Leg fields the configuration leaves out take the retrieval library's own defaults (plain words:
-# no stemming, no stopword list; hybrid depth 50), which the command line has always used.
-_LIBRARY_LEG_DEFAULTS = {"stem": False, "stopwords": None, "depth": 50}
-
-
 def _explain_override(message: str, flags: Mapping[str, tuple[str, Any]]) -> str:
     """``override: retrieval.k: ...`` lines from ConfigError, with the flag that set the key named."""
     by_key = {key: flag for flag, (key, _) in flags.items()}
@@ -125,14 +120,9 @@ def load_config(config: Path | None, flags: Mapping[str, tuple[str, Any]] | None
         settings = load_settings(config)
     except ConfigError as exc:
         fail(str(exc), 2)
-    legs = []
-    for leg in settings.retrieval.legs:
-        data = leg.model_dump(by_alias=True)
-        data.update({f: v for f, v in _LIBRARY_LEG_DEFAULTS.items() if f not in leg.model_fields_set})
-        legs.append(data)
     changes = {key: value for key, value in flags.values() if value is not None}
     try:
-        return override(settings, **{"retrieval.legs": legs, **changes})
+        return override(settings, **changes)
     except ConfigError as exc:
         fail(_explain_override(str(exc), flags), 2)
 

@@ -101,11 +101,11 @@ def search(
 
     with open_desk(settings, store) as desk:
         try:
-            chunks = desk.chunks()
             searcher = desk.searcher(method, names)
             results = searcher.search(query, settings.retrieval.k, scope)
         except ValueError as exc:
             fail(str(exc), 2)
+        stored = len(desk.chunks()) if not results else 0
     leg_names = [s.name for s, _ in getattr(searcher, "legs", [])]
     tokenizer = next((getattr(s, "tokenizer", None) for s, _ in getattr(searcher, "legs", [])), None)
     rows = _rows(results, query, getattr(searcher, "tokenizer", tokenizer))
@@ -113,6 +113,6 @@ def search(
         print_json(rows)
         return
     if not rows:
-        console.print(f"no chunk inside the scope matches {query!r} ({len(chunks)} chunks stored)", highlight=False)
+        console.print(f"no chunk inside the scope matches {query!r} ({stored} chunks stored)", highlight=False)
         return
     console.print(_table(rows, f"{method} · {query}", leg_names))

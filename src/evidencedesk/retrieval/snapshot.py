@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Hashable, Iterable, Sequence
+import time
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -62,13 +64,20 @@ def write_snapshot(
     model_name: str | None = None,
     ann: bool = False,
     threads: int = 0,
+    ann_params: dict[str, Any] | None = None,
     build_id: int | None = None,
+    timings: dict[str, float] | None = None,
+    labels: dict[str, Any] | None = None,
 ) -> Path:
     """Index ``batches`` of chunks into ``directory`` (replaced as a whole only once complete).
 
     ``vectorize`` maps a batch of chunks to unit vectors (one row each); without it the snapshot is
     lexical only. ``ann`` also builds an HNSW graph over the vectors with ``threads`` threads (0: all).
+    ``labels`` is kept in the manifest as is (e.g. the settings the snapshot was written with).
+    ``ann_params`` go to ``AnnIndex`` (connectivity, expansion_add, ...). ``timings``, when given,
+    receives the seconds spent per stage (read, tokenize, count, vectors, bm25, ann).
     """
+    clock = _Clock(timings)
     directory = Path(directory)
     tokenizer = tokenizer or Tokenizer()
     work = directory.with_name(directory.name + ".partial")
@@ -81,16 +90,21 @@ def write_snapshot(
     counts = TermCounts()
     dim = 0
     with (work / VECTORS).open("wb") as vec_out:
-        for batch in batches:
+        for batch in clock.each("read", batches):
             for c in batch:
                 m = c.metadata
                 ids.append(c.id)
                 for name, value in zip(COLUMNS, (m.status, m.audience, m.lang, m.tenant, c.doc_id), strict=True):
                     values[name].append(value)
                 days.append(RowMasks.days(m))
-            counts.add(tokenizer.tokenize(c.text) for c in batch)
+            with clock("tokenize"):
+                tokens = [tokenizer.tokenize(c.text) for c in batch]
+            with clock("count"):
+                counts.add(tokens)
+            del tokens
             if vectorize is not None and batch:
-                vectors = np.ascontiguousarray(vectorize(batch), dtype=np.float32)
+                with clock("vectors"):
+                    vectors = np.ascontiguousarray(vectorize(batch), dtype=np.float32)
                 if vectors.shape[0] != len(batch) or (dim and vectors.shape[1] != dim):
                     raise ValueError(f"vectorize: returned shape {vectors.shape} for {len(batch)} chunks")
                 dim = vectors.shape[1]
@@ -98,9 +112,10 @@ def write_snapshot(
     if len(set(ids)) != len(ids):
         raise ValueError("chunks: chunk ids must be unique")
 
-    bm25 = BM25Index.from_counts(counts, k1=k1, b=b)
-    save_bm25(bm25, work / "bm25")
-    del bm25, counts
+    with clock("bm25"):
+        bm25 = BM25Index.from_counts(counts, k1=k1, b=b)
+        save_bm25(bm25, work / "bm25")
+        del bm25, counts
     write_strings(work / "ids.bin", ids)
     np.save(work / "tie.npy", id_ranks(ids))
     day_array = np.array(days, dtype=np.int64).reshape(-1, 2)
@@ -117,6 +132,7 @@ def write_snapshot(
         "tokenizer": tokenizer.to_dict(),
         "columns": column_values,
         "dense": None,
+        "labels": labels or {},
     }
     if vectorize is not None:
         manifest["dense"] = {"model_name": model_name or "unnamed", "dim": dim, "ann": bool(ann and len(ids))}
@@ -125,7 +141,8 @@ def write_snapshot(
 
             table = StringTable(work / "ids.bin")
             dense = DenseIndex(_vectors(work, len(ids), dim), table, manifest["dense"]["model_name"], dim)
-            AnnIndex(dense, threads=threads).save(work / GRAPH)
+            with clock("ann"):
+                AnnIndex(dense, threads=threads, **(ann_params or {})).save(work / GRAPH)
     else:
         (work / VECTORS).unlink()
     (work / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
@@ -138,6 +155,35 @@ def write_snapshot(
     else:
         work.rename(directory)
     return directory
+
+
+class _Clock:
+    """Adds up the seconds spent in named stages into ``totals`` (a no-op when it is None)."""
+
+    def __init__(self, totals: dict[str, float] | None) -> None:
+        self.totals = totals
+
+    @contextmanager
+    def __call__(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self.totals is not None:
+                self.totals[stage] = self.totals.get(stage, 0.0) + time.perf_counter() - start
+
+    def each(self, stage: str, items: Iterable[Any]) -> Iterator[Any]:
+        """Iterate ``items``, counting the time spent producing each one (e.g. reading the store)."""
+        it = iter(items)
+        while True:
+            with self(stage):
+                item = next(it, _END)
+            if item is _END:
+                return
+            yield item
+
+
+_END = object()
 
 
 def _vectors(directory: Path, n: int, dim: int) -> np.ndarray:
@@ -229,6 +275,7 @@ class SnapshotSearcher:
         self.name = "bm25" if method == "bm25" else "dense"
         self.fetch = fetch
         self.embedder = embedder
+        self.tokenizer = snapshot.tokenizer  # what BM25 matched query words with (for explanations)
         if method != "bm25":
             if embedder is None:
                 raise ValueError(f"method {method!r}: needs the embedder the snapshot's vectors were made with")

@@ -176,6 +176,13 @@ class Store:
         rows = self._rows(f"{_CHUNK_SELECT} WHERE c.id = ?", (chunk_id,))
         return chunk_from_row(rows[0]) if rows else None
 
+    def chunk_ids(self) -> list[str]:
+        """Every chunk id, in ``chunks()`` order."""
+        return [r[0] for r in self._rows("SELECT id FROM chunks ORDER BY doc_id, n")]
+
+    def chunk_count(self) -> int:
+        return int(self._rows("SELECT COUNT(*) FROM chunks")[0][0])
+
     def chunk_counts(self) -> dict[str, int]:
         """Number of chunks per document id (documents without chunks are absent)."""
         return {r[0]: r[1] for r in self._rows("SELECT doc_id, COUNT(*) FROM chunks GROUP BY doc_id")}

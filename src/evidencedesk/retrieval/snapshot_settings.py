@@ -1,0 +1,126 @@
+"""Snapshots as the settings describe them: write one for a store, and search it when it still fits.
+
+A snapshot is used only if it was written for the store's latest build and with the BM25 and dense
+settings now in force (tokenizer, k1, b, embedding model, contextual text); otherwise the searchers
+are built in memory from the stored chunks as usual, and ``snapshot_status`` says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from evidencedesk.config import LegSettings, Settings
+from evidencedesk.documents import Chunk
+from evidencedesk.index.tokenize import Tokenizer
+from evidencedesk.retrieval.candidates import Searcher
+from evidencedesk.retrieval.snapshot import Snapshot, SnapshotError, SnapshotSearcher, write_snapshot
+
+SNAPSHOT_DIR = "snapshot"
+SNAPSHOT_METHODS = ("bm25", "dense")
+
+
+def _leg(settings: Settings, method: str) -> LegSettings:
+    found = next((x for x in settings.retrieval.legs if x.method == method), None)
+    return found if found is not None else LegSettings(method=method)  # type: ignore[arg-type]
+
+
+def identity(settings: Settings) -> dict[str, Any]:
+    """What a snapshot must have been written with to stand in for the in-memory searchers."""
+    bm25, dense = _leg(settings, "bm25"), _leg(settings, "dense")
+    return {
+        "tokenizer": Tokenizer(stem=bm25.stem, stopwords=bm25.stopwords).to_dict(),
+        "k1": bm25.k1,
+        "b": bm25.b,
+        "model": dense.model,
+        "contextual": dense.contextual,
+    }
+
+
+def write_store_snapshot(
+    store: Any,
+    settings: Settings,
+    embedder: Any | None,
+    cache_path: Path | None,
+    ann: bool = True,
+    timings: dict[str, float] | None = None,
+) -> Path:
+    """Write ``<store>/snapshot`` for the latest build: BM25 always, vectors when ``embedder`` is given
+    (through the embedding cache at ``cache_path``), and the HNSW graph when ``ann``."""
+    from evidencedesk.index.embedding_cache import EmbeddingCache, embed_cached
+    from evidencedesk.retrieval.contextual import index_text
+
+    ident = identity(settings)
+    vectorize: Callable[[Sequence[Chunk]], Any] | None = None
+    cache = EmbeddingCache(cache_path) if embedder is not None and cache_path is not None else None
+    if embedder is not None:
+
+        def vectorize(batch: Sequence[Chunk]) -> Any:
+            return embed_cached(embedder, [index_text(c, ident["contextual"]) for c in batch], cache)
+
+    build = store.latest_build()
+    try:
+        return write_snapshot(
+            Path(store.path) / SNAPSHOT_DIR,
+            store.iter_chunks(batch=10_000),
+            tokenizer=Tokenizer.from_dict(ident["tokenizer"]),
+            k1=ident["k1"],
+            b=ident["b"],
+            vectorize=vectorize,
+            model_name=embedder.name if embedder is not None else None,
+            ann=ann,
+            build_id=build.id if build else None,
+            timings=timings,
+            labels={"identity": ident},
+        )
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def snapshot_status(store: Any, settings: Settings) -> tuple[Snapshot | None, str]:
+    """``(snapshot, why)``: the store's snapshot if it fits the latest build and the settings."""
+    folder = Path(store.path) / SNAPSHOT_DIR
+    if not folder.is_dir():
+        return None, "no snapshot (write one with `evidencedesk index`)"
+    try:
+        snap = Snapshot(folder)
+    except SnapshotError as exc:
+        return None, str(exc)
+    build = store.latest_build()
+    if snap.build_id != (build.id if build else None):
+        return None, f"snapshot is of build {snap.build_id}, the store is at build {build.id if build else None}"
+    if snap.manifest.get("labels", {}).get("identity") != identity(settings):
+        return None, "snapshot was written with other BM25 or dense settings"
+    return snap, f"snapshot of build {snap.build_id}, {len(snap):,} chunks"
+
+
+def snapshot_searcher(
+    snap: Snapshot,
+    store: Any,
+    settings: Settings,
+    method: str,
+    legs: Sequence[str],
+    embedder: Callable[[], Any],
+) -> Searcher | None:
+    """A searcher over ``snap`` for ``method`` (bm25, dense, or a hybrid of those), or None."""
+    from evidencedesk.retrieval.hybrid import HybridSearcher
+
+    names = list(legs) if method == "hybrid" else [method]
+    if any(n not in SNAPSHOT_METHODS for n in names) or ("dense" in names and not snap.has_dense):
+        return None
+
+    def one(name: str) -> SnapshotSearcher:
+        if name == "bm25":
+            return SnapshotSearcher(snap, "bm25", store.chunks_by_id)
+        kind = "dense-ann" if (snap.manifest.get("dense") or {}).get("ann") else "dense"
+        return SnapshotSearcher(snap, kind, store.chunks_by_id, embedder())
+
+    if method != "hybrid":
+        return one(method)
+    r = settings.retrieval
+    depth = max([leg.depth for leg in r.legs if leg.method in names] or [leg.depth for leg in r.legs])
+    return HybridSearcher(
+        [one(n) for n in names], fusion=r.fusion.method, rrf_k=r.fusion.k, weights=r.fusion.weights, depth=depth
+    )

@@ -1,0 +1,92 @@
+"""Desk opens a saved snapshot when it fits the latest build and the settings, and ranks exactly as before."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from evidencedesk import Desk, Settings
+from evidencedesk.cli import app
+from evidencedesk.retrieval.snapshot import SnapshotSearcher
+
+ROOT = Path(__file__).resolve().parents[1]
+KESTREL = ROOT / "examples" / "kestrel"
+QUESTIONS = [
+    "Can I return a bike after five weeks?",
+    "stem bolt torque size M5",
+    "How long is the warranty on a frame?",
+    "ফেরত দেওয়ার সময়সীমা কত দিন?",
+    "battery storage over winter",
+]
+
+
+def _ranked(desk: Desk, method: str) -> list[list[tuple[str, float]]]:
+    return [[(c.chunk.id, round(c.score, 6)) for c in desk.search(q, k=5, method=method)] for q in QUESTIONS]
+
+
+@pytest.fixture()
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    shutil.copytree(KESTREL / "docs", folder)
+    return folder
+
+
+def test_snapshot_gives_the_same_results_and_answers(tmp_path: Path, docs: Path) -> None:
+    with Desk(tmp_path / "store") as desk:
+        desk.ingest(docs)
+        before = {m: _ranked(desk, m) for m in ("bm25", "dense", "hybrid")}
+        answer_before = desk.ask(QUESTIONS[0], save=False)
+        assert desk.snapshot_status().startswith("no snapshot")
+        desk.write_index()
+        assert desk.snapshot_status().startswith("snapshot of build")
+        assert isinstance(desk.searcher("bm25"), SnapshotSearcher)
+        for method, expected in before.items():
+            assert _ranked(desk, method) == expected, method
+        answer_after = desk.ask(QUESTIONS[0], save=False)
+        assert answer_after["answer"] == answer_before["answer"]
+        assert answer_after["sources"] == answer_before["sources"]
+    with Desk(tmp_path / "store") as reopened:  # a new process opens the snapshot, not the chunks
+        assert isinstance(reopened.searcher("dense"), SnapshotSearcher)
+        assert reopened._chunks is None
+        assert _ranked(reopened, "hybrid") == before["hybrid"]
+
+
+def test_ingest_makes_the_snapshot_stale_and_search_stays_right(tmp_path: Path, docs: Path) -> None:
+    with Desk(tmp_path / "store") as desk:
+        desk.ingest(docs)
+        desk.write_index(dense=False)
+        (docs / "torque.md").unlink()
+        desk.ingest(docs)
+        assert "the store is at build 2" in desk.snapshot_status()
+        hits = desk.search("stem bolt torque", k=5, method="bm25")
+        assert hits and all(c.chunk.doc_id != "kc-torque-chart" for c in hits)
+        assert not isinstance(desk.searcher("bm25"), SnapshotSearcher)
+
+
+def test_snapshot_with_other_settings_is_not_used(tmp_path: Path, docs: Path) -> None:
+    with Desk(tmp_path / "store") as desk:
+        desk.ingest(docs)
+        desk.write_index(dense=False)
+    stemmed = Settings.model_validate({"retrieval": {"legs": [{"method": "bm25", "stem": True}]}})
+    with Desk(tmp_path / "store", settings=stemmed) as desk:
+        assert "other BM25 or dense settings" in desk.snapshot_status()
+        assert not isinstance(desk.searcher("bm25"), SnapshotSearcher)
+    with Desk(tmp_path / "store") as desk:  # no vectors saved: dense is built in memory, bm25 mapped
+        assert isinstance(desk.searcher("bm25"), SnapshotSearcher)
+        assert not isinstance(desk.searcher("dense"), SnapshotSearcher)
+
+
+def test_index_command_writes_the_snapshot(tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(app, ["ingest", str(docs), "--json"]).exit_code == 0
+    result = runner.invoke(app, ["index", "--exact", "--json"])
+    assert result.exit_code == 0, result.output
+    assert '"status": "snapshot of build 1, ' in result.output
+    assert (tmp_path / ".evidencedesk" / "snapshot" / "manifest.json").is_file()
+    assert not (tmp_path / ".evidencedesk" / "snapshot" / "dense" / "hnsw.usearch").exists()
+    missing = runner.invoke(app, ["index", "--store", str(tmp_path / "nothing")])
+    assert missing.exit_code == 1 and "no store at" in missing.output
