@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from evidencedesk.index.bm25 import BM25Index, Postings, PostingsScorer
-from evidencedesk.index.string_table import StringTable, write_strings
+from evidencedesk.index.string_table import StringTable, load_mapped, write_strings
 
 META_FILE = "bm25.json"
 _ARRAYS = ("indptr", "rows", "scores")
@@ -54,10 +54,10 @@ class MappedBM25(PostingsScorer):
         meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8"))
         self.k1, self.b = float(meta["k1"]), float(meta["b"])
         self.n_docs, self.avgdl = int(meta["n_docs"]), float(meta["avgdl"])
-        arrays = [np.load(directory / f"postings.{name}.npy", mmap_mode="r") for name in _ARRAYS]
+        arrays = [load_mapped(directory / f"postings.{name}.npy") for name in _ARRAYS]
         self.postings = Postings(*arrays)
         self.terms = StringTable(directory / "terms.bin")
-        self.term_columns = np.load(directory / "term_ids.npy", mmap_mode="r")
+        self.term_columns = load_mapped(directory / "term_ids.npy")
         if len(self.terms) != int(meta["n_terms"]) or len(self.postings.indptr) != int(meta["n_terms"]) + 1:
             raise ValueError(f"{directory}: the vocabulary and the postings disagree on the number of terms")
         self._reset_views()

@@ -28,6 +28,12 @@ def write_strings(path: str | Path, strings: Iterable[str]) -> int:
     return len(offsets) - 1
 
 
+def load_mapped(path: str | Path) -> np.ndarray:
+    """A ``.npy`` file memory-mapped read-only, as a plain ndarray view (a ``np.memmap`` pays Python
+    overhead on every slice; the view reads the same pages without it)."""
+    return np.load(path, mmap_mode="r").view(np.ndarray)
+
+
 def _offsets_path(path: Path) -> Path:
     return path.with_name(path.name + ".offsets.npy")
 
@@ -53,12 +59,12 @@ class StringTable(Sequence[str]):
         offsets_path = _offsets_path(path)
         if not path.is_file() or not offsets_path.is_file():
             raise ValueError(f"no string table at {path} (expected it and {offsets_path.name})")
-        self.offsets = np.load(offsets_path, mmap_mode="r")
+        self.offsets = load_mapped(offsets_path)
         size = int(self.offsets[-1])
         if path.stat().st_size != size:
             raise ValueError(f"{path}: {path.stat().st_size} bytes, but its offsets end at {size}")
         # an empty file cannot be memory-mapped
-        self.data = np.memmap(path, dtype=np.uint8, mode="r") if size else np.zeros(0, dtype=np.uint8)
+        self.data = np.memmap(path, dtype=np.uint8, mode="r").view(np.ndarray) if size else np.zeros(0, np.uint8)
 
     def __len__(self) -> int:
         return len(self.offsets) - 1

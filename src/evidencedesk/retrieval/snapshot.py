@@ -34,7 +34,7 @@ from evidencedesk.index.bm25 import BM25Index
 from evidencedesk.index.bm25_files import MappedBM25, save_bm25
 from evidencedesk.index.counts import TermCounts
 from evidencedesk.index.dense import DenseIndex
-from evidencedesk.index.string_table import StringTable, write_strings
+from evidencedesk.index.string_table import StringTable, load_mapped, write_strings
 from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.row_searcher import check_k
@@ -189,7 +189,7 @@ _END = object()
 def _vectors(directory: Path, n: int, dim: int) -> np.ndarray:
     if n == 0:
         return np.zeros((0, dim), dtype=np.float32)
-    return np.memmap(directory / VECTORS, dtype=np.float32, mode="r", shape=(n, dim))
+    return np.memmap(directory / VECTORS, dtype=np.float32, mode="r", shape=(n, dim)).view(np.ndarray)
 
 
 class Snapshot:
@@ -210,9 +210,9 @@ class Snapshot:
         self.build_id: int | None = self.manifest.get("build_id")
         try:
             self.ids = StringTable(self.directory / "ids.bin")
-            self.tie = np.load(self.directory / "tie.npy", mmap_mode="r")
+            self.tie = load_mapped(self.directory / "tie.npy")
             arrays = {
-                name: np.load(self.directory / "scope" / f"{name}.npy", mmap_mode="r")
+                name: load_mapped(self.directory / "scope" / f"{name}.npy")
                 for name in (*COLUMNS, "valid_from", "valid_to")
             }
         except (OSError, ValueError) as exc:
