@@ -12,6 +12,9 @@ The installed usearch Python binding has no filter callback, so a filtered searc
    decides; so a search returns ``k`` results whenever ``k`` allowed rows have a positive score.
 
 Scores are always the exact dot products of the stored vectors, so they equal exact search's scores.
+The graph keeps its own half-precision copy of the vectors (``dtype="f16"``): on SciFact-derived
+vectors that builds about 1.5x faster than float32 with the same recall@10 (bench/scale.py), and the
+exact rescoring above removes its rounding from the scores.
 """
 
 from __future__ import annotations
@@ -38,12 +41,13 @@ class AnnIndex:
         self,
         dense: DenseIndex,
         connectivity: int = 16,
-        expansion_add: int = 128,
+        expansion_add: int = 64,
         expansion_search: int = 64,
         exact_fraction: float = 0.05,
         exact_rows: int = 2000,
         threads: int = 1,
         graph: Index | None = None,
+        dtype: str = "f16",
     ) -> None:
         if connectivity < 2:
             raise ValueError(f"connectivity: must be at least 2, got {connectivity}")
@@ -59,7 +63,7 @@ class AnnIndex:
         self._graph = Index(
             ndim=dense.dim,
             metric="ip",  # vectors are unit length: inner product is the cosine
-            dtype="f32",
+            dtype=dtype,  # the graph's own copy; results are rescored with the exact float32 vectors
             connectivity=connectivity,
             expansion_add=expansion_add,
             expansion_search=expansion_search,
