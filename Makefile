@@ -40,6 +40,7 @@ lint: $(BASE)
 	$(PY) -m ruff check src tests bench
 
 bench: $(FULL)
+	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/run_all.py --scifact ../shared/datasets/scifact
 
 docs: $(BASE)

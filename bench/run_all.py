@@ -30,6 +30,7 @@ def main() -> int:
         ("bm25_speed", ["--scifact", str(args.scifact)]),
         ("load_test", []),
         ("backends", ["--scifact", str(args.scifact)]),
+        ("scale", ["--scifact", str(args.scifact)]),
     ]
     failed = []
     for name, extra in runs:
