@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 BASE := $(VENV)/.installed-base
 FULL := $(VENV)/.installed-full
 
-.PHONY: install install-full demo test lint bench docs clean
+.PHONY: install install-full demo test lint bench bench-1m docs clean
 
 # Core + dev tools: enough for the demo and most tests.
 $(BASE): pyproject.toml
@@ -42,6 +42,12 @@ lint: $(BASE)
 bench: $(FULL)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/run_all.py --scifact ../shared/datasets/scifact
+
+# The growth curve at 10k, 100k and 1M chunks (about 30 minutes once its data cache exists;
+# making the cache ingests a million chunks once, about 10 more minutes).
+bench-1m: $(FULL)
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) bench/scale.py --scifact ../shared/datasets/scifact --sizes 10k 100k 1m
 
 docs: $(BASE)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -d site

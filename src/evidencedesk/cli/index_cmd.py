@@ -21,8 +21,8 @@ def index(
     """Write <store>/snapshot: BM25 postings, vectors and HNSW graph, opened memory-mapped by later searches.
 
     With a snapshot that matches the latest build and the configured BM25/dense settings, `search`,
-    `ask` and the service open the index in milliseconds and read chunk text only for results. An
-    ingest makes it stale: searches then build the index in memory again until you rerun `index`.
+    `ask`, `eval` and `diagnose` open the index in milliseconds and read chunk text only for results.
+    An ingest makes it stale: searches then build the index in memory again until you rerun `index`.
     """
     settings = load_config(config)
     with open_desk(settings, store) as desk:

@@ -42,7 +42,7 @@ class AnnIndex:
         dense: DenseIndex,
         connectivity: int = 16,
         expansion_add: int = 64,
-        expansion_search: int = 64,
+        expansion_search: int = 256,
         exact_fraction: float = 0.05,
         exact_rows: int = 2000,
         threads: int = 1,
@@ -75,6 +75,7 @@ class AnnIndex:
             if len(graph) != len(dense):
                 raise ValueError(f"graph: {len(graph)} vectors for an index of {len(dense)} rows")
             self._graph = graph
+            self._graph.expansion_search = expansion_search  # a search setting: not taken from the file
         elif len(dense):
             self._graph.add(self._keys, np.asarray(dense.vectors, dtype=np.float32), threads=threads)
         self._rebuild_key_rows()

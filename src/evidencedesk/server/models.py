@@ -38,8 +38,8 @@ class ScopeRequest(_Request):
 
 class SearchRequest(_Request):
     query: str = Field(min_length=1)
-    k: int = Field(5, ge=1)
-    method: Method = "bm25"
+    k: int | None = Field(None, ge=1, description="Default: the configured k.")
+    method: Method | None = Field(None, description="Default: the configured retrieval method.")
     legs: list[str] | None = Field(None, description="Hybrid legs (default: the configured legs, bm25 and dense).")
     scope: ScopeRequest | None = None
 
@@ -60,8 +60,8 @@ class AskRequest(_Request):
 
 class EvalRequest(_Request):
     labels: str | None = Field(None, description="A labels file inside the ingest root (default: the service's).")
-    method: Method = "bm25"
-    k: int = Field(5, ge=1)
+    method: Method | None = Field(None, description="Default: the configured retrieval method.")
+    k: int | None = Field(None, ge=1, description="Default: the configured k.")
     floor: float | None = None
     methods: list[Method] = Field(default_factory=list, description="More methods for the strategies table.")
     size_series: bool = Field(False, description="Also measure recall against context size (re-chunks 4 ways).")
@@ -78,9 +78,9 @@ class LabSearchRequest(_Request):
     query: str | None = None
     question_id: str | None = Field(None, description="A labelled question: its text is searched, its grades shown.")
     chunker: ChunkerSettings | None = Field(None, description="Re-chunk in memory (default: the stored chunks).")
-    method: Method = "bm25"
+    method: Method | None = Field(None, description="Default: the configured retrieval method.")
     legs: list[str] | None = None
-    k: int = Field(5, ge=1)
+    k: int | None = Field(None, ge=1, description="Default: the configured k.")
     scope: ScopeRequest | None = None
 
 

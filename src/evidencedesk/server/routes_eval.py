@@ -94,6 +94,7 @@ def _run(state: ServiceState, body: EvalRequest, scope: Scope) -> dict[str, Any]
 @router.post("/eval", response_model=EvalRunOut)
 def run_eval(body: EvalRequest, state: StateDep, caller: CallerDep) -> dict[str, Any]:
     """Evaluate labelled questions (the service's labels, or a file inside the ingest root) and return the run."""
+    body = state.with_defaults(body)
     check_k(state, body.k)
     scope = scope_for(caller, body.scope)
     try:

@@ -91,6 +91,7 @@ def _prepare(
 @router.post("/search", response_model=LabSearchResponse)
 def lab_search(body: LabSearchRequest, state: StateDep, caller: CallerDep) -> dict[str, Any]:
     """Ranked passages with scores, shared words, grades and each leg's rank, plus the exact context."""
+    body = state.with_defaults(body)
     query, label, scope, corpus, searcher = _prepare(state, caller, body)
     try:
         results = searcher.search(query, body.k, scope)
@@ -116,6 +117,7 @@ def lab_search(body: LabSearchRequest, state: StateDep, caller: CallerDep) -> di
 @router.post("/ask")
 def lab_ask(body: LabAskRequest, state: StateDep, caller: CallerDep) -> dict[str, Any]:
     """Answer over the lab's chunks; with a labelled question the trace also carries its diagnosis."""
+    body = state.with_defaults(body)
     query, label, scope, corpus, searcher = _prepare(state, caller, body)
     ctx = state.settings.context
     try:

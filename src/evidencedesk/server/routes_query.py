@@ -19,6 +19,7 @@ router = APIRouter(tags=["query"])
 @router.post("/search", response_model=list[SearchHit])
 def search(body: SearchRequest, state: StateDep, caller: CallerDep) -> list[dict[str, Any]]:
     """Rank the stored chunks inside the scope (the key's, narrowed by the request's) with one method."""
+    body = state.with_defaults(body)
     check_text(state, body.query, "query")
     check_k(state, body.k)
     scope = scope_for(caller, body.scope)

@@ -11,12 +11,15 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from evidencedesk.answer.generators import get_generator
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.chunking import ChunkingConfig, chunk_document
 from evidencedesk.config import Settings
+from evidencedesk.desk import searcher_params
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.evaluation.labels import Label, load_labels
 from evidencedesk.retrieval.candidates import Candidate, Searcher
@@ -29,6 +32,7 @@ from evidencedesk.server.settings import ServiceSettings
 from evidencedesk.store import Store
 
 EMBEDDINGS_FILE = "embeddings.sqlite"  # the embedding cache the command line keeps in the store folder
+RequestT = TypeVar("RequestT", bound=BaseModel)
 
 
 def _close(searcher: Any) -> None:
@@ -133,15 +137,13 @@ class ServiceState:
         if legs is not None and method != "hybrid":
             raise ValueError("legs: only for method hybrid")
         names = tuple(legs) if legs else tuple(self.default_legs()) if method == "hybrid" else ()
-        cache = {"cache_path": self.store_path / EMBEDDINGS_FILE}
-        params: dict[str, Any] = {}
-        if method == "dense":
-            params = dict(cache)
-        elif method == "hybrid":
-            params = {"legs": list(names)}
-            if "dense" in names:
-                params["leg_params"] = {"dense": dict(cache)}
+        params = searcher_params(self.settings, method, self.store_path / EMBEDDINGS_FILE, names or None)
         return corpus.searchers.get((method, names), lambda: Serialized(make_searcher(method, corpus.chunks, **params)))
+
+    def with_defaults(self, body: RequestT) -> RequestT:
+        """The request with an unset ``method`` and ``k`` taken from the configuration."""
+        r = self.settings.retrieval
+        return body.model_copy(update={"method": body.method or r.method, "k": body.k or r.k})
 
     def generator(self, name: str | None) -> Generator:
         """A generator the service settings allow, built with the shared config's model settings."""
