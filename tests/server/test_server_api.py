@@ -89,7 +89,7 @@ def test_bad_requests_name_the_problem(client: TestClient) -> None:
     assert r.status_code == 400 and "empty" in r.json()["detail"]
     r = client.post("/search", json={"query": "x", "scope": {"colour": ["red"]}})
     assert r.status_code == 422
-    r = client.post("/search", json={"query": "x", "legs": ["bm25"]})
+    r = client.post("/search", json={"query": "x", "method": "bm25", "legs": ["bm25"]})
     assert r.status_code == 400 and "legs" in r.json()["detail"]
     r = client.post("/ask", json={"question": "x", "generator": "openai"})
     assert r.status_code == 400 and "not enabled" in r.json()["detail"]
@@ -109,8 +109,8 @@ def test_metrics_count_queries_abstentions_and_stale_contexts(
     c = client_for(kestrel_store)
     empty = c.get("/metrics").json()
     assert empty["queries"]["total"] == 0 and empty["stale_context_rate"] is None
-    c.post("/search", json={"query": "warranty frame years"})
-    c.post("/search", json={"query": "zzzzqqq"})  # matches nothing
+    c.post("/search", json={"query": "warranty frame years", "method": "bm25"})
+    c.post("/search", json={"query": "zzzzqqq", "method": "bm25"})  # matches nothing
     c.post("/ask", json={"question": "How many days do I have to return an item?", "method": "bm25"})
     c.post("/ask", json={"question": "Do you sell spaceships to Mars?", "method": "bm25"})
     m = c.get("/metrics").json()
@@ -165,7 +165,8 @@ def test_lab_questions_search_and_rechunking(client: TestClient, kestrel_store: 
 
 
 def test_eval_returns_and_stores_the_run(client: TestClient) -> None:
-    r = client.post("/eval", json={"k": 5, "methods": ["tfidf"], "size_series": True}, headers=headers(STAFF_KEY))
+    body = {"method": "bm25", "k": 5, "methods": ["tfidf"], "size_series": True}
+    r = client.post("/eval", json=body, headers=headers(STAFF_KEY))
     assert r.status_code == 200, r.text
     run = r.json()
     assert run["n_questions"] == len(load_labels(bundled_labels()))

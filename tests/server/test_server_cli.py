@@ -38,7 +38,8 @@ def test_serve_answers_over_http(kestrel_store: Path, tmp_path: Path) -> None:
                 time.sleep(0.2)
         assert httpx.get(f"{url}/documents").status_code == 401
         query = "How long is the frame warranty?"
-        r = httpx.post(f"{url}/search", json={"query": query}, headers={"X-API-Key": PUBLIC_KEY})
+        body = {"query": query, "method": "bm25"}
+        r = httpx.post(f"{url}/search", json=body, headers={"X-API-Key": PUBLIC_KEY})
         cli = CliRunner().invoke(app, ["search", query, "--store", str(kestrel_store), "--method", "bm25", "--json"])
         assert r.status_code == 200 and r.json() == json.loads(cli.stdout) and r.json()
     finally:
