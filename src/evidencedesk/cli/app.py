@@ -40,6 +40,10 @@ UNITS = ("chars", "words")  # evidencedesk.chunking.config.UNITS
 DEFAULT_MAX_BYTES = 10_000_000  # evidencedesk.ingest.raw.DEFAULT_MAX_BYTES
 EMBEDDINGS_FILE = "embeddings.sqlite"  # the embedding cache every command keeps in the store folder
 
+MethodOpt = Annotated[
+    str | None,
+    typer.Option("--method", help=f"One of {', '.join(METHODS)}. Default: the config's (hybrid of bm25 and dense)."),
+]
 ConfigOpt = Annotated[
     Path | None, typer.Option("--config", help="evidencedesk.yaml (default: ./evidencedesk.yaml if present).")
 ]

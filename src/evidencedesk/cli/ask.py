@@ -16,6 +16,7 @@ from evidencedesk.cli.app import (
     ConfigOpt,
     JsonOpt,
     LangOpt,
+    MethodOpt,
     StatusOpt,
     StoreOpt,
     TenantOpt,
@@ -104,12 +105,7 @@ def ask_command(
     question: Annotated[str, typer.Argument(help="The question.")],
     store: StoreOpt = None,
     config: ConfigOpt = None,
-    method: Annotated[
-        str | None,
-        typer.Option(
-            "--method", help=f"One of {', '.join(METHODS)}. Default: the config's (hybrid of bm25 and dense)."
-        ),
-    ] = None,
+    method: MethodOpt = None,
     k: Annotated[
         int | None, typer.Option("--k", help="Chunks passed on to the context. Default: the config's retrieval.k (5).")
     ] = None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -16,6 +16,7 @@ from evidencedesk.cli.app import (
     ConfigOpt,
     JsonOpt,
     LangOpt,
+    MethodOpt,
     StatusOpt,
     StoreOpt,
     TenantOpt,
@@ -32,11 +33,11 @@ from evidencedesk.cli.app import (
     store_label,
 )
 
+if TYPE_CHECKING:
+    from evidencedesk.config import Settings
+    from evidencedesk.retrieval.scope import Scope
+
 SMALL_N = 10  # evidencedesk.evaluation.slices.SMALL_N (a copy: the help must not load numpy)
-MethodOpt = Annotated[
-    str | None,
-    typer.Option("--method", help=f"One of {', '.join(METHODS)}. Default: the config's (hybrid of bm25 and dense)."),
-]
 KOpt = Annotated[
     int | None,
     typer.Option("--k", help="How many chunks count as retrieved (the context size). Default: the config's (5)."),
@@ -46,6 +47,16 @@ FloorOpt = Annotated[
     typer.Option("--floor", help="Score floor: lower-scored chunks leave the context. Default: the config's (none)."),
 ]
 LabelsArg = Annotated[Path, typer.Argument(help="Labels file (JSON lines).")]
+
+
+def _settings(
+    config: Path | None, method: str | None, k: int | None, floor: float | None, scopes: list[Any], valid_at: str | None
+) -> tuple[Settings, str, int, float | None, Scope]:
+    """The configuration with the shared eval/diagnose flags applied, and what they resolve to."""
+    flags = {"--k": ("retrieval.k", k), "--floor": ("context.floor", floor), **scope_flags(*scopes)}
+    settings = load_config(config, flags)
+    r = settings.retrieval
+    return settings, method or r.method, r.k, settings.context.floor, config_scope(settings, valid_at)
 
 
 def _labels(path: Path) -> list[Any]:
@@ -209,14 +220,7 @@ def eval_command(
     """Score labelled questions: metrics overall and per tag, label counts with and without the filter."""
     others = [m.strip() for m in (methods or "").split(",") if m.strip()]
     _check(method, k, others)
-    flags = {
-        "--k": ("retrieval.k", k),
-        "--floor": ("context.floor", floor),
-        **scope_flags(status, audience, lang, tenant),
-    }
-    settings = load_config(config, flags)
-    method, k, floor = method or settings.retrieval.method, settings.retrieval.k, settings.context.floor
-    scope = config_scope(settings, valid_at)
+    settings, method, k, floor, scope = _settings(config, method, k, floor, [status, audience, lang, tenant], valid_at)
     labels = _labels(labels_path)
     generator = _answer_generator(generator_name or settings.generator.name, answers)
 
@@ -296,14 +300,7 @@ def diagnose(
 ) -> None:
     """List each failing question with its first finding: the stage where the evidence was lost."""
     _check(method, k, [])
-    flags = {
-        "--k": ("retrieval.k", k),
-        "--floor": ("context.floor", floor),
-        **scope_flags(status, audience, lang, tenant),
-    }
-    settings = load_config(config, flags)
-    method, k, floor = method or settings.retrieval.method, settings.retrieval.k, settings.context.floor
-    scope = config_scope(settings, valid_at)
+    settings, method, k, floor, scope = _settings(config, method, k, floor, [status, audience, lang, tenant], valid_at)
     labels = _labels(labels_path)
 
     from evidencedesk.evaluation.runner import evaluate

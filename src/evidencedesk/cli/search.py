@@ -13,6 +13,7 @@ from evidencedesk.cli.app import (
     ConfigOpt,
     JsonOpt,
     LangOpt,
+    MethodOpt,
     StatusOpt,
     StoreOpt,
     TenantOpt,
@@ -64,12 +65,7 @@ def _table(rows: list[dict[str, Any]], title: str, legs: list[str]) -> Table:
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="The question or keywords.")],
-    method: Annotated[
-        str | None,
-        typer.Option(
-            "--method", help=f"One of {', '.join(METHODS)}. Default: the config's (hybrid of bm25 and dense)."
-        ),
-    ] = None,
+    method: MethodOpt = None,
     k: Annotated[
         int | None, typer.Option("--k", help="How many results. Default: the config's retrieval.k (5).")
     ] = None,
