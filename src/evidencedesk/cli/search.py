@@ -101,7 +101,7 @@ def search(
             results = searcher.search(query, settings.retrieval.k, scope)
         except ValueError as exc:
             fail(str(exc), 2)
-        stored = len(desk.chunks()) if not results else 0
+        stored = sum(desk.store.chunk_counts().values()) if not results else 0
     leg_names = [s.name for s, _ in getattr(searcher, "legs", [])]
     tokenizer = next((getattr(s, "tokenizer", None) for s, _ in getattr(searcher, "legs", [])), None)
     rows = _rows(results, query, getattr(searcher, "tokenizer", tokenizer))
