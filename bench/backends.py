@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import shlex
 import sys
 import time
@@ -39,6 +38,7 @@ from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.dense import DenseSearcher
 from evidencedesk.retrieval.lexical import BM25Searcher
 from evidencedesk.store import Store
+from machine_info import machine
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:55432/evidencedesk_test"
@@ -92,19 +92,6 @@ def same_top10(a: Searcher, b: Searcher, queries: list[str]) -> tuple[int, float
         same += [c.chunk.id for c in x] == [c.chunk.id for c in y]
         worst = max([worst, *(abs(c.score - d.score) for c, d in zip(x, y, strict=False))])
     return same, worst
-
-
-def machine() -> str:
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu}), load avg {load:.1f} at start"
 
 
 def server_version(store: PgStore) -> str:

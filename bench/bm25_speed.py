@@ -21,8 +21,6 @@ import gc
 import gzip
 import json
 import math
-import os
-import platform
 import sys
 import time
 import tracemalloc
@@ -41,6 +39,7 @@ from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.retrieval.lexical import BM25Searcher
 from evidencedesk.retrieval.rows import id_ranks, top_k
 from evidencedesk.retrieval.scope import Scope
+from machine_info import machine
 
 K = 10
 K1, B = 1.5, 0.75
@@ -90,19 +89,6 @@ def lucene_okapi() -> type:
                 self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
 
     return LuceneOkapi
-
-
-def machine() -> str:
-    model = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return f"{os.cpu_count()} CPUs ({model}), Python {platform.python_version()}, load average {load:.1f} at start"
 
 
 def run(folder: Path, repeat: int, rank_queries: int, tok: Tokenizer) -> tuple[list[dict[str, Any]], dict[str, Any]]:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import resource
 import shutil
 import subprocess
@@ -37,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from machine_info import machine
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -103,18 +104,6 @@ class Paths:
         self.meta = self.root / "prepared.json"
         self.n_chunks = SIZES[size]
         self.n_docs = math.ceil(self.n_chunks / CHUNKS_PER_DOC)
-
-
-def machine() -> str:
-    import platform
-
-    model = "unknown CPU"
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            model = line.split(":", 1)[1].strip()
-            break
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{os.cpu_count()} CPUs ({model}), {mem:.0f} GiB RAM, Python {platform.python_version()}"
 
 
 # -- data cache ----------------------------------------------------------------------------------------

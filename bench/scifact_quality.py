@@ -11,8 +11,6 @@ Prints a table and appends a section to bench/RESULTS.md (use --no-append to ski
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import shlex
 import sys
 import time
@@ -28,6 +26,7 @@ from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.dense import DenseSearcher
 from evidencedesk.retrieval.factory import make_searcher
 from evidencedesk.retrieval.fusion import normalized_fusion, rrf
+from machine_info import machine
 
 REPO = Path(__file__).resolve().parents[1]
 LEXICAL = {"stem": True, "stopwords": "english"}
@@ -142,19 +141,6 @@ def trec_eval_check(qrels: dict[str, dict[str, int]], run: DocRun) -> dict[str, 
         "ndcg@10": sum(r["ndcg_cut_10"] for r in res.values()) / len(qrels),
         "recall@100": sum(r["recall_100"] for r in res.values()) / len(qrels),
     }
-
-
-def machine() -> str:
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu}), load avg {load:.1f} at start"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,28 @@
+"""One line describing the machine a benchmark ran on, for the headers in bench/RESULTS.md."""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+
+
+def machine() -> str:
+    """System, cores, CPU model, memory and the load average when the benchmark started."""
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        memory = f", {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB RAM"
+    except (ValueError, OSError, AttributeError):
+        memory = ""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu}){memory}, "
+        f"Python {platform.python_version()}, load avg {load:.1f} at start"
+    )
