@@ -82,11 +82,12 @@ def _document(n: int, sources: list[Source], sections: int) -> str:
     return "\n".join(lines)
 
 
-def generate(out: Path, sources: list[Source], n_docs: int, sections: int = 10) -> int:
-    """Write ``n_docs`` documents into ``out`` (100 per sub-folder); returns the number written."""
-    for n in range(n_docs):
+def generate(out: Path, sources: list[Source], n_docs: int, sections: int = 10, first: int = 0) -> int:
+    """Write documents ``first`` to ``first + n_docs - 1`` into ``out`` (100 per sub-folder); returns
+    the number written."""
+    for n in range(first, first + n_docs):
         folder = out / f"{n // 100:05d}"
-        if n % 100 == 0:
+        if n % 100 == 0 or n == first:
             folder.mkdir(parents=True, exist_ok=True)
         (folder / f"p{n:07d}.md").write_text(_document(n, sources, sections), encoding="utf-8")
     return n_docs

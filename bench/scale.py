@@ -143,12 +143,7 @@ def prepare(p: Paths, scifact: Path) -> dict[str, Any]:
     sources = load_sources(scifact)
     print(f"  generating {p.n_docs:,} documents", flush=True)
     generate(p.docs, sources, p.n_docs)
-    extra = max(1, p.n_docs // 100)
-    for n in range(p.n_docs, p.n_docs + extra):  # the 1% added later, numbered after the others
-        from corpus_gen import _document
-
-        (p.extra / f"{n // 100:05d}").mkdir(parents=True, exist_ok=True)
-        (p.extra / f"{n // 100:05d}" / f"p{n:07d}.md").write_text(_document(n, sources, 10), encoding="utf-8")
+    generate(p.extra, sources, max(1, p.n_docs // 100), first=p.n_docs)  # the 1% added later
     print("  ingesting into the store", flush=True)
     t = time.perf_counter()
     with Store(p.store) as store:
