@@ -133,19 +133,25 @@ def test_deterministic_and_order_independent() -> None:
     assert ExtractiveGenerator().generate(question, list(reversed(context)), "prompt is ignored") == first
 
 
-def test_threshold_controls_sufficiency() -> None:
+def test_threshold_is_a_probability_from_the_fitted_model() -> None:
     chunk = make_chunk("kc-a:c0", "Gift cards are valid for three years from the date of purchase.")
     context = as_candidates([chunk])
     question = "How long are gift cards valid in Sylhet?"
     gen = ExtractiveGenerator(dense=False)
-    best = max(s.total for s in gen.score(question, context))
-    assert 0 < best < 1
-    assert ExtractiveGenerator(dense=False, word_threshold=best).generate(question, context, "").cited == ("kc-a:c0",)
-    strict = ExtractiveGenerator(dense=False, word_threshold=best + 0.01).generate(question, context, "")
-    assert strict.abstained and "sylhet" in strict.answer.lower() and "best score" in strict.reason
-    dense_best = max(s.total for s in generator().score(question, context))
-    assert ExtractiveGenerator(threshold=dense_best + 0.01).generate(question, context, "").abstained
-    assert not ExtractiveGenerator(threshold=dense_best).generate(question, context, "").abstained
+    _, _, details = gen.assess(question, context)
+    p = details["answerability"]
+    assert details["scorer"] == "words" and 0 < p < 1
+    assert details["threshold"] == gen.model.for_scorer("words").threshold
+    assert ExtractiveGenerator(dense=False, threshold=p).generate(question, context, "").cited == ("kc-a:c0",)
+    strict = ExtractiveGenerator(dense=False, threshold=min(0.999, p + 0.01)).generate(question, context, "")
+    assert strict.abstained and "sylhet" in strict.answer.lower() and "answerability" in strict.reason
+    assert strict.details["scorer"] == "words"
+    dense = ExtractiveGenerator()
+    _, _, details = dense.assess(question, context)
+    assert details["scorer"] == "minilm"  # English question over English chunks
+    assert ExtractiveGenerator(threshold=min(0.999, details["answerability"] + 0.01)).generate(
+        question, context, ""
+    ).abstained
 
 
 def test_neighbour_sentence_completes_the_answer() -> None:
@@ -154,13 +160,13 @@ def test_neighbour_sentence_completes_the_answer() -> None:
         "Charge the battery indoors.\n\nDo not put an old battery in household waste. "
         "Bring it to the Dhanmondi showroom and we will recycle it free of charge.",
     )
-    gen = ExtractiveGenerator(dense=False, word_threshold=0.1, extra_ratio=1.0, neighbour_ratio=0.0)
+    gen = ExtractiveGenerator(dense=False, threshold=0.001, extra_ratio=1.0, neighbour_ratio=0.0)
     answer = gen.generate("What do I do with an old battery I no longer want?", as_candidates([chunk]), "").answer
     assert answer == (
         "Do not put an old battery in household waste. [kc-b:c0] "
         "Bring it to the Dhanmondi showroom and we will recycle it free of charge. [kc-b:c0]"
     )
-    alone = ExtractiveGenerator(dense=False, word_threshold=0.1, extra_ratio=1.0, neighbour_ratio=1.0)
+    alone = ExtractiveGenerator(dense=False, threshold=0.001, extra_ratio=1.0, neighbour_ratio=1.0)
     assert alone.generate("What do I do with an old battery?", as_candidates([chunk]), "").answer == (
         "Do not put an old battery in household waste. [kc-b:c0]"
     )
@@ -195,8 +201,8 @@ def test_registry_and_validation() -> None:
         get_generator("gpt-99")
     with pytest.raises(ValueError, match="threshold"):
         ExtractiveGenerator(threshold=0)
-    with pytest.raises(ValueError, match="word_threshold"):
-        ExtractiveGenerator(word_threshold=-1)
+    with pytest.raises(ValueError, match="threshold"):
+        ExtractiveGenerator(threshold=1.5)
     with pytest.raises(ValueError, match="max_sentences"):
         ExtractiveGenerator(max_sentences=0)
     with pytest.raises(ValueError, match="extra_ratio"):
