@@ -106,7 +106,13 @@ def _languages(languages: Iterable[str] | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(DEFAULT_LANGUAGES + extra))
 
 
-def _units(languages: tuple[str, ...]) -> dict[str, str]:
+@lru_cache(maxsize=64)
+def languages_months(languages: tuple[str, ...]) -> frozenset[str]:
+    return frozenset().union(*(month_names(lang) for lang in languages))
+
+
+@lru_cache(maxsize=64)
+def languages_units(languages: tuple[str, ...]) -> dict[str, str]:
     merged: dict[str, str] = {}
     for lang in languages:
         for w, dim in unit_words(lang).items():
@@ -149,14 +155,14 @@ def quantities(text: str, languages: Iterable[str] | None = None) -> set[str]:
     """Dimensions of the quantities stated in ``text``: a number with a unit word after it (at most one word
     between, "5 business days"), a currency symbol next to a number ("$20", "20 €"), a percent sign."""
     langs = _languages(languages)
-    units = _units(langs)
+    units = languages_units(langs)
     out: set[str] = set()
     if "%" in text:
         out.add(PERCENT)
-    if any(is_currency_symbol(ch) for ch in text) and _DIGITS.search(text):
+    if _DIGITS.search(text) and any(is_currency_symbol(ch) for ch in text):
         out.add(MONEY)
     tokens = words(text)
-    months = frozenset().union(*(month_names(lang) for lang in langs))
+    months = languages_months(langs)
     for i, here in enumerate(tokens):
         if here in months:
             out.add(DATE)
@@ -207,6 +213,8 @@ __all__ = [
     "month_names",
     "offers",
     "quantities",
+    "languages_months",
+    "languages_units",
     "unit_of",
     "unit_words",
 ]

