@@ -108,7 +108,9 @@ def load_questions(path: Path) -> tuple[list[dict[str, Any]], list[Question]]:
         for para in article["paragraphs"]:
             for qa in para["qas"]:
                 golds = tuple(dict.fromkeys(a["text"] for a in qa.get("answers", [])))
-                out.append(Question(qa["id"], qa["question"].strip(), golds, bool(qa["is_impossible"]), n, article["title"]))
+                out.append(
+                    Question(qa["id"], qa["question"].strip(), golds, bool(qa["is_impossible"]), n, article["title"])
+                )
     return data, out
 
 
@@ -157,16 +159,30 @@ def summarise(outcomes: list[Outcome]) -> dict[str, Any]:
         "n_answerable": len(yes),
         "n_unanswerable": len(no),
         "contained_of_answered": share([contains(without_citations(o.answer), o.q.answers) for o in answered]),
-        "contained_of_answerable": share([(not o.abstained) and contains(without_citations(o.answer), o.q.answers)
-                                          for o in yes]),  # fmt: skip
+        "contained_of_answerable": share(
+            [(not o.abstained) and contains(without_citations(o.answer), o.q.answers) for o in yes]
+        ),  # fmt: skip
         "wrongly_abstained": share([o.abstained for o in yes]),
-        "first_line_contains": share([(not o.abstained) and len(first_line(o.answer).split()) <= MAX_SHORT_WORDS
-                                      and contains(first_line(o.answer), o.q.answers) for o in yes]),  # fmt: skip
+        "first_line_contains": share(
+            [
+                (not o.abstained)
+                and len(first_line(o.answer).split()) <= MAX_SHORT_WORDS
+                and contains(first_line(o.answer), o.q.answers)
+                for o in yes
+            ]
+        ),  # fmt: skip
         "first_line_f1": statistics.fmean(
-            [max((f1(first_line(o.answer), g) for g in o.q.answers), default=0.0) if not o.abstained else 0.0 for o in yes]
-        ) if yes else 0.0,  # fmt: skip
+            [
+                max((f1(first_line(o.answer), g) for g in o.q.answers), default=0.0) if not o.abstained else 0.0
+                for o in yes
+            ]
+        )
+        if yes
+        else 0.0,  # fmt: skip
         "first_line_words_p50": statistics.median([len(s.split()) for s in short]) if short else 0,
-        "answer_words_p50": statistics.median([len(without_citations(o.answer).split()) for o in answered]) if answered else 0,
+        "answer_words_p50": statistics.median([len(without_citations(o.answer).split()) for o in answered])
+        if answered
+        else 0,
         "unanswerable_abstained": share([o.abstained for o in no]),  # abstention recall
         "abstention_precision": share([o.q.impossible for o in abstained]),
         "latency_p50_ms": 1000 * statistics.median([o.seconds for o in outcomes]) if outcomes else 0.0,
@@ -247,12 +263,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.dump:
         with args.dump.open("w", encoding="utf-8") as f:
             for o in outcomes:
-                f.write(json.dumps({"id": o.q.id, "question": o.q.question, "gold": o.q.answers,
-                                    "impossible": o.q.impossible, "split": o.q.split, "answer": o.answer,
-                                    "abstained": o.abstained, "details": o.details}, ensure_ascii=False) + "\n")  # fmt: skip
+                row = {"id": o.q.id, "question": o.q.question, "gold": o.q.answers, "impossible": o.q.impossible,
+                       "split": o.q.split, "answer": o.answer, "abstained": o.abstained, "details": o.details}  # fmt: skip
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
     if not args.no_append:
-        command = "PYTHONPATH=src .venv/bin/python bench/squad2.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
-        size = "every question" if args.sample <= 0 else f"a seeded sample (seed {args.seed}) of {args.sample} answerable + {args.sample} unanswerable questions"
+        command = "PYTHONPATH=src .venv/bin/python bench/squad2.py " + " ".join(
+            shlex.quote(a) for a in (argv or sys.argv[1:])
+        )
+        size = (
+            "every question"
+            if args.sample <= 0
+            else f"a seeded sample (seed {args.seed}) of {args.sample} answerable + {args.sample} unanswerable"
+        )
         section = (
             f"\n## SQuAD 2.0 dev answers ({datetime.now(UTC):%Y-%m-%d})\n\n"
             f"`{command}`\n\n"

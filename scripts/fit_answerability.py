@@ -31,12 +31,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from squad2 import FIT, contains, load_questions, open_desk, without_citations  # noqa: E402
-
 from evidencedesk.answer.generators.answerability import FEATURES  # noqa: E402
 from evidencedesk.answer.generators.dense_match import DenseScorer, E5Embedder  # noqa: E402
 from evidencedesk.answer.generators.extractive import ExtractiveGenerator  # noqa: E402
 from evidencedesk.answer.pipeline import ask  # noqa: E402
+from squad2 import FIT, contains, load_questions, open_desk, without_citations  # noqa: E402
 
 NEVER = 1e-9  # a threshold that never abstains, so every question reports its features and its answer
 OUT = REPO / "src" / "evidencedesk" / "answer" / "generators" / "answerability.json"
@@ -81,7 +80,9 @@ def squad_rows(args: argparse.Namespace, gens: dict[str, ExtractiveGenerator]) -
             if name == "e5" and n > args.e5_limit:
                 continue
             checked, trace = ask_with(desk, q.question, gen)
-            right = (not q.impossible) and not checked.abstained and contains(without_citations(checked.answer), q.answers)
+            right = (
+                (not q.impossible) and not checked.abstained and contains(without_citations(checked.answer), q.answers)
+            )
             rows.append({"source": "squad", "scorer": name, "y": int(right), "impossible": q.impossible,
                          "features": trace.generation.get("features", {})})  # fmt: skip
         if n % 100 == 0:
@@ -112,7 +113,9 @@ def kestrel_rows(kestrel: Path, gens: dict[str, ExtractiveGenerator]) -> list[di
     return rows
 
 
-def fit_one(rows: list[dict[str, Any]], precision: float, kestrel_weight: float) -> tuple[dict[str, Any], dict[str, Any]]:
+def fit_one(
+    rows: list[dict[str, Any]], precision: float, kestrel_weight: float
+) -> tuple[dict[str, Any], dict[str, Any]]:
     from sklearn.linear_model import LogisticRegression
 
     x = np.array([[r["features"].get(f, 0.0) for f in FEATURES] for r in rows], dtype=float)

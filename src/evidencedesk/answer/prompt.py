@@ -67,4 +67,12 @@ def is_abstention(text: str) -> bool:
     return text.strip().upper().startswith(ABSTAIN_PREFIX)
 
 
-__all__ = ["ABSTAIN_PREFIX", "PLACEHOLDER_ID", "SYSTEM_RULES", "build_prompt", "is_abstention", "prompt_text", "system_rules"]
+__all__ = [
+    "ABSTAIN_PREFIX",
+    "PLACEHOLDER_ID",
+    "SYSTEM_RULES",
+    "build_prompt",
+    "is_abstention",
+    "prompt_text",
+    "system_rules",
+]

@@ -316,4 +316,16 @@ def load_labels(path: str | Path, strict: bool = True) -> list[Label]:
     return result.labels
 
 
-__all__ = ["TAGS", "UNANSWERABLE_TAG", "Gold", "Label", "LabelError", "LabelIssue", "LabelSet", "LabelWarning", "chunk_text", "load_labels", "read_labels"]
+__all__ = [
+    "TAGS",
+    "UNANSWERABLE_TAG",
+    "Gold",
+    "Label",
+    "LabelError",
+    "LabelIssue",
+    "LabelSet",
+    "LabelWarning",
+    "chunk_text",
+    "load_labels",
+    "read_labels",
+]

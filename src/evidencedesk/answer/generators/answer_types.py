@@ -40,13 +40,20 @@ _CATEGORY = {"duration": TIME, "concentr": PERCENT, "length": "length", "mass": 
              "torque": "torque", "force": "force"}  # fmt: skip
 DEFAULT_LANGUAGES = ("en",)
 UNIT_REACH = 2  # a unit word may follow its number with one word between ("5 business days")
-_UNIT_WORD = re.compile(r"\{0\}\s*([^\s{}]+(?:\s+[^\s{}]+)?)|([^\s{}]+)\s*\{0\}")
 _DIGITS = re.compile(r"\d")
 
 
 def _pattern_words(pattern: str) -> list[str]:
-    """The unit words of a CLDR pattern such as ``{0} kilometers`` or ``{0} km``."""
-    return [w for w in words(pattern.replace("{0}", " ")) if not w.isdigit()]
+    """The unit word of a CLDR pattern: the word right after ``{0}`` ("{0} kilometers per hour" gives
+    "kilometers"), or the one right before it when the number comes last."""
+    if "{0}" not in pattern:
+        return []
+    before, _, after = pattern.partition("{0}")
+    following = [w for w in words(after) if not w.isdigit()]
+    if following:
+        return following[:1]
+    preceding = [w for w in words(before) if not w.isdigit()]
+    return preceding[-1:]
 
 
 @lru_cache(maxsize=64)

@@ -25,9 +25,8 @@ chunks marked ``lang: en``), multilingual-e5-small otherwise; the trace (``detai
 
 from __future__ import annotations
 
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 from evidencedesk.answer.citations import strip_citations
 from evidencedesk.answer.generators.answer_types import asked
@@ -116,9 +115,7 @@ class ExtractiveGenerator:
         self.weights = weights
         self.short_line = short_line
         self.model = (
-            answerability
-            if isinstance(answerability, AnswerabilityModel)
-            else AnswerabilityModel.load(answerability)
+            answerability if isinstance(answerability, AnswerabilityModel) else AnswerabilityModel.load(answerability)
         )
         self.dense_error = ""
         self._dense = dense
@@ -218,12 +215,18 @@ class ExtractiveGenerator:
         best = scores[ranked[0]].unit
         kinds = asked(question, tuple(details["languages"])) | kinds_asked(question)
         fact = self.short_line and best.kind == "sentence" and is_fact_question(kinds)
-        line = strip_citations(short_answer(lexical.surface, best.text, kinds, tuple(details["languages"]))) if fact else ""
+        line = (
+            strip_citations(short_answer(lexical.surface, best.text, kinds, tuple(details["languages"])))
+            if fact
+            else ""
+        )
         if line:
             answer = f"{line} [{best.chunk_id}]\n" + " ".join(parts)
         elif fact:  # the best sentence is itself short: it goes first, on its own line
             first = chosen.index(best)
-            answer = parts[first] + ("\n" + " ".join(p for i, p in enumerate(parts) if i != first) if len(parts) > 1 else "")
+            answer = parts[first] + (
+                "\n" + " ".join(p for i, p in enumerate(parts) if i != first) if len(parts) > 1 else ""
+            )
         else:
             answer = ("\n" if any("\n" in u.text for u in chosen) else " ").join(parts)
         details["short_answer"] = line

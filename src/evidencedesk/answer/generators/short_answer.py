@@ -23,7 +23,14 @@ from collections.abc import Iterable
 from evidencedesk.answer.generators.answer_types import is_currency_symbol, languages_months, languages_units, unit_of
 from evidencedesk.answer.generators.lexical_match import term
 from evidencedesk.answer.generators.question_words import (
-    DATE, MONEY, NUMBER, PERSON, PLACE, TIME, YESNO, is_fact_question,
+    DATE,
+    MONEY,
+    NUMBER,
+    PERSON,
+    PLACE,
+    TIME,
+    YESNO,
+    is_fact_question,
 )  # fmt: skip
 from evidencedesk.evaluation.text import STOPWORDS
 
@@ -86,9 +93,11 @@ def _quantity_spans(toks: list[tuple[str, int, int]], kinds: set[str], langs: tu
         if term(low) in qterms:  # the question's own number names the topic, not the answer
             continue
         start, end = i, i
-        if i > 0 and (is_month or _bare(toks[i - 1][0]).isdigit()) and _bare(toks[i - 1][0]).lower() in months | {
-            w for w in (_bare(toks[i - 1][0]),) if w.isdigit()
-        }:
+        if (
+            i > 0
+            and (is_month or _bare(toks[i - 1][0]).isdigit())
+            and _bare(toks[i - 1][0]).lower() in months | {w for w in (_bare(toks[i - 1][0]),) if w.isdigit()}
+        ):
             start = i - 1
         # extend over a month, a year, a unit word, "million", up to 3 tokens
         k = i + 1
@@ -102,7 +111,8 @@ def _quantity_spans(toks: list[tuple[str, int, int]], kinds: set[str], langs: tu
                 k += 1
                 continue
             break
-        if end == i and not is_month and start == i and k < n and not toks[i][0].endswith((",", ".", ";")):
+        symbol = any(is_currency_symbol(ch) for ch in tok)
+        if end == i and not is_month and not symbol and start == i and k < n and not tok.endswith((",", ".", ";")):
             nxt = _bare(toks[i + 1][0]).lower() if i + 1 < n else ""
             if nxt and nxt not in STOPWORDS and (NUMBER in want_dims or MONEY in want_dims):
                 end = i + 1  # "300 knights", "12 ships"
@@ -130,7 +140,9 @@ def _name_spans(toks: list[tuple[str, int, int]], qterms: frozenset[str]) -> lis
                 nb = _bare(toks[j + 1][0])
                 if toks[j][0].endswith((",", ".", ";", ":")):
                     break
-                if nb[:1].isupper() or (nb.lower() in _CONNECTORS and j + 2 < n and _bare(toks[j + 2][0])[:1].isupper()):
+                if nb[:1].isupper() or (
+                    nb.lower() in _CONNECTORS and j + 2 < n and _bare(toks[j + 2][0])[:1].isupper()
+                ):
                     j += 1
                     continue
                 break
@@ -158,7 +170,9 @@ def _clause_answer(text: str, qterms: frozenset[str]) -> str:
     if best[1] == 0 and n + 1 < len(pieces):
         n += 1
     words = pieces[n].split()
-    while words and (term(_bare(words[0]).lower()) in qterms or _bare(words[0]).lower() in STOPWORDS) and len(words) > 1:
+    while (
+        words and (term(_bare(words[0]).lower()) in qterms or _bare(words[0]).lower() in STOPWORDS) and len(words) > 1
+    ):
         words.pop(0)
     return _EDGE.sub("", " ".join(words[:MAX_WORDS]))
 
@@ -186,7 +200,9 @@ def short_answer(question_terms: Iterable[str], unit_text: str, kinds: set[str],
         return " ".join(f"{word}: {rest}".split()[:MAX_WORDS]) if rest else word
     span: tuple[int, int] | None = None
     if kinds & {TIME, DATE, MONEY, NUMBER} or not kinds & {PERSON, PLACE}:
-        span = _nearest(_quantity_spans(toks, kinds, langs, qterms), hits) if kinds & {TIME, DATE, MONEY, NUMBER} else None
+        span = (
+            _nearest(_quantity_spans(toks, kinds, langs, qterms), hits) if kinds & {TIME, DATE, MONEY, NUMBER} else None
+        )
     if span is None and kinds & {PERSON, PLACE}:
         span = _nearest(_name_spans(toks, qterms), hits)
     if span is not None:
