@@ -21,7 +21,6 @@ import argparse
 import json
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -68,7 +67,7 @@ def generators(with_e5: bool) -> dict[str, ExtractiveGenerator]:
     return out
 
 
-def squad_rows(args: argparse.Namespace, gens: dict[str, ExtractiveGenerator]) -> list[dict[str, Any]]:
+def squad_rows(args: argparse.Namespace, gens: dict[str, ExtractiveGenerator], sink: Any) -> list[dict[str, Any]]:
     _, questions = load_questions(args.squad / "dev-v2.0-half.json")
     fit = [q for q in questions if q.split == FIT]
     if args.limit:
@@ -90,13 +89,13 @@ def squad_rows(args: argparse.Namespace, gens: dict[str, ExtractiveGenerator]) -
     return rows
 
 
-def kestrel_rows(kestrel: Path, gens: dict[str, ExtractiveGenerator]) -> list[dict[str, Any]]:
+def kestrel_rows(kestrel: Path, work: Path, gens: dict[str, ExtractiveGenerator], sink: Any) -> list[dict[str, Any]]:
     from evidencedesk.desk import Desk
     from evidencedesk.evaluation.labels import load_labels
 
     labels = load_labels(kestrel / "labels.jsonl")
     rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as tmp, Desk(Path(tmp) / "store") as desk:
+    with Desk(work / "kestrel-store") as desk:
         desk.ingest(kestrel / "docs")
         by_id = {c.id: c for c in desk.chunks()}
         for label in labels:
@@ -110,6 +109,7 @@ def kestrel_rows(kestrel: Path, gens: dict[str, ExtractiveGenerator]) -> list[di
                 right = label.answerable and any(label.grade_of(by_id[c]) == 2 for c in checked.cited if c in by_id)
                 rows.append({"source": "kestrel", "scorer": name, "y": int(right), "impossible": not label.answerable,
                              "features": trace.generation.get("features", {})})  # fmt: skip
+                sink(rows[-1])
     return rows
 
 
@@ -161,18 +161,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kestrel-weight", type=float, default=3.0)
     ap.add_argument("--limit", type=int, default=0, help="fit-split questions to use (0: all)")
     ap.add_argument("--e5-limit", type=int, default=400, help="fit-split questions also scored with e5")
+    ap.add_argument("--e5-every", type=int, default=2, help="score every n-th fit-split question with e5")
+    ap.add_argument("--fit-only", action="store_true", help="fit from the --rows cache as it is (it may be partial)")
     ap.add_argument("--seed", type=int, default=16)
     ap.add_argument("--rows", type=Path, help="cache of feature rows (JSON lines): read if present, else written")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
 
-    if args.rows and args.rows.exists():
+    if args.fit_only and args.rows:
         rows = [json.loads(line) for line in args.rows.read_text(encoding="utf-8").splitlines() if line.strip()]
     else:
         gens = generators(with_e5=args.e5_limit > 0)
-        rows = kestrel_rows(args.kestrel, gens) + squad_rows(args, gens)
-        if args.rows:
-            args.rows.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+        cache = (args.rows or args.work / "answerability-rows.jsonl").open("w", encoding="utf-8")
+
+        def sink(row: dict[str, Any]) -> None:
+            cache.write(json.dumps(row) + "\n")
+            cache.flush()
+
+        args.work.mkdir(parents=True, exist_ok=True)
+        rows = kestrel_rows(args.kestrel, args.work, gens, sink) + squad_rows(args, gens, sink)
+        cache.close()
     models: dict[str, Any] = {}
     info: dict[str, Any] = {
         "fitted_by": "scripts/fit_answerability.py",

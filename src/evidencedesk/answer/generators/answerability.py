@@ -141,9 +141,10 @@ def feature_values(
     sims = [d if d is not None else 0.0 for d in dense]
     by_sim = sorted(sims, reverse=True)
     top = order[:3]
+    best_chunk = chunk[best]
     return {
         "dense": sims[best],
-        "chunk": chunk[best] if chunk[best] is not None else 0.0,
+        "chunk": best_chunk if best_chunk is not None else 0.0,
         "words": words[best],
         "words_max": max(words),
         "context_words": context_words,
