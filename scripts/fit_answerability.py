@@ -75,16 +75,19 @@ def squad_rows(args: argparse.Namespace, gens: dict[str, ExtractiveGenerator], s
     desk = open_desk(args.squad, args.work)
     rows: list[dict[str, Any]] = []
     for n, q in enumerate(fit, 1):
+        if n <= args.skip:
+            continue
         for name, gen in gens.items():
-            if name == "e5" and n > args.e5_limit:
+            if name == "e5" and (n % args.e5_every or n // args.e5_every > args.e5_limit):
                 continue
             checked, trace = ask_with(desk, q.question, gen)
-            right = (
-                (not q.impossible) and not checked.abstained and contains(without_citations(checked.answer), q.answers)
-            )
-            rows.append({"source": "squad", "scorer": name, "y": int(right), "impossible": q.impossible,
-                         "features": trace.generation.get("features", {})})  # fmt: skip
-        if n % 100 == 0:
+            answer = without_citations(checked.answer)
+            right = (not q.impossible) and not checked.abstained and contains(answer, q.answers)
+            row = {"source": "squad", "scorer": name, "y": int(right), "impossible": q.impossible,
+                   "features": trace.generation.get("features", {})}  # fmt: skip
+            rows.append(row)
+            sink(row)
+        if n % 25 == 0:
             log(f"squad {n}/{len(fit)}")
     return rows
 
@@ -163,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--e5-limit", type=int, default=400, help="fit-split questions also scored with e5")
     ap.add_argument("--e5-every", type=int, default=2, help="score every n-th fit-split question with e5")
     ap.add_argument("--fit-only", action="store_true", help="fit from the --rows cache as it is (it may be partial)")
+    ap.add_argument("--skip", type=int, default=0, help="leave out the first n sampled questions (already cached)")
+    ap.add_argument("--skip-kestrel", action="store_true", help="append SQuAD rows to --rows (its labels rows kept)")
     ap.add_argument("--seed", type=int, default=16)
     ap.add_argument("--rows", type=Path, help="cache of feature rows (JSON lines): read if present, else written")
     ap.add_argument("--out", type=Path, default=OUT)
@@ -172,14 +177,16 @@ def main(argv: list[str] | None = None) -> int:
         rows = [json.loads(line) for line in args.rows.read_text(encoding="utf-8").splitlines() if line.strip()]
     else:
         gens = generators(with_e5=args.e5_limit > 0)
-        cache = (args.rows or args.work / "answerability-rows.jsonl").open("w", encoding="utf-8")
+        mode = "a" if args.skip_kestrel else "w"
+        cache = (args.rows or args.work / "answerability-rows.jsonl").open(mode, encoding="utf-8")
 
         def sink(row: dict[str, Any]) -> None:
             cache.write(json.dumps(row) + "\n")
             cache.flush()
 
         args.work.mkdir(parents=True, exist_ok=True)
-        rows = kestrel_rows(args.kestrel, args.work, gens, sink) + squad_rows(args, gens, sink)
+        rows = [] if args.skip_kestrel else kestrel_rows(args.kestrel, args.work, gens, sink)
+        rows += squad_rows(args, gens, sink)
         cache.close()
     models: dict[str, Any] = {}
     info: dict[str, Any] = {

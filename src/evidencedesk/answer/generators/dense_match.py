@@ -116,9 +116,11 @@ def default_dense_scorer() -> DenseScorer:
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None:
-            from evidencedesk.index.embedders import default_embedder
+            from evidencedesk.index.embedders import OnnxMiniLM
 
-            _DEFAULT = DenseScorer(default_embedder(), name="minilm")
+            # its own single-threaded session: answer scoring embeds small batches, where a second thread
+            # only spins, and on a shared machine spinning threads starve everything else
+            _DEFAULT = DenseScorer(OnnxMiniLM(threads=1), name="minilm")
         return _DEFAULT
 
 
