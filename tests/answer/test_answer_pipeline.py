@@ -6,7 +6,6 @@ import json
 from functools import cache
 
 import pytest
-from answer_fixtures import holding, kestrel_by_id, kestrel_chunks
 
 from evidencedesk.answer.generators.base import Generation
 from evidencedesk.answer.generators.extractive import ExtractiveGenerator
@@ -17,6 +16,7 @@ from evidencedesk.retrieval.factory import make_searcher
 from evidencedesk.retrieval.rerank import OverlapReranker
 from evidencedesk.retrieval.rewrite import Rewriter
 from evidencedesk.retrieval.scope import Scope
+from tests.support.answer import holding, kestrel_by_id, kestrel_chunks
 
 STAGES = ["rewrite", "retrieval", "rerank", "context", "generation", "validation"]
 WINDOW = "You can return most items within 30 days of the delivery date."

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pg_helpers import RandomEmbedder
 
 from evidencedesk.backends import open_store
 from evidencedesk.backends.postgres import SCHEMA_VERSION, PgStore, PgStoreError
@@ -17,6 +16,7 @@ from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import Chunk, Document, Metadata
 from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.store import Store
+from tests.support.embedders import RandomEmbedder
 
 pytestmark = pytest.mark.integration
 CONFIG = ChunkingConfig()
