@@ -139,7 +139,7 @@ class Desk:
         Later searches open it memory-mapped instead of loading every chunk and rebuilding the index;
         an ingest makes it stale (searches then fall back to the in-memory index until it is rewritten).
         """
-        from evidencedesk.retrieval.snapshot_settings import write_store_snapshot
+        from evidencedesk.wiring_snapshot import write_store_snapshot
 
         if self.is_postgres:
             raise ValueError("write_index: a PostgreSQL store keeps its indexes in the database")
@@ -156,7 +156,7 @@ class Desk:
     def _snapshot(self) -> tuple[Any, str]:
         if self.is_postgres:
             return None, "PostgreSQL store: searches run in the database"
-        from evidencedesk.retrieval.snapshot_settings import snapshot_status
+        from evidencedesk.wiring_snapshot import snapshot_status
 
         build = self.store.latest_build()
         build_id = build.id if build else None
@@ -168,7 +168,7 @@ class Desk:
         snap, _ = self._snapshot()
         if snap is None:
             return None
-        from evidencedesk.retrieval.snapshot_settings import snapshot_searcher
+        from evidencedesk.wiring_snapshot import snapshot_searcher
 
         key = (f"snapshot:{method}", snap.build_id, names)
         if key not in self._searchers:

@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.retrieval.explain import explain, shared_words
 from evidencedesk.retrieval.lexical import BM25Searcher, TfidfSearcher
 from evidencedesk.retrieval.post_filter import post_filter
 from evidencedesk.retrieval.scope import Scope
+from evidencedesk.text.tokenizer import Tokenizer
 from tests.support.retrieval import FARE_CHUNKS, FARE_QUERIES, chunk, fare_chunks
 
 # scikit-learn's CountVectorizer keeps words of two or more characters; the hand computation used it.

@@ -27,12 +27,12 @@ from evidencedesk.backends.postgres.writer import Item, Writer
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.index.embedders import Embedder, embedder_from_name
 from evidencedesk.index.embedding_cache import EmbeddingCache
-from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.store.base import StoreBase
 from evidencedesk.store.contract import Chunker
 from evidencedesk.store.ingest_plan import DocumentWriter
 from evidencedesk.store.records import IngestReport
+from evidencedesk.text.tokenizer import Tokenizer
 
 T = TypeVar("T")
 
