@@ -10,7 +10,7 @@ import os
 from collections import Counter
 from typing import Any
 
-pytest_plugins = ["tests.support.postgres"]
+pytest_plugins = ["tests.support.postgres", "tests.support.stores"]
 
 
 def _reason(report: Any) -> str:

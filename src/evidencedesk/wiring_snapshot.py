@@ -28,7 +28,7 @@ SNAPSHOT_METHODS = ("bm25", "dense")
 
 def _leg(settings: Settings, method: str) -> LegSettings:
     found = next((x for x in settings.retrieval.legs if x.method == method), None)
-    return found if found is not None else LegSettings(method=method)  # type: ignore[arg-type]
+    return found if found is not None else LegSettings(method=method)
 
 
 def identity(settings: Settings) -> dict[str, Any]:

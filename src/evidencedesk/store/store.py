@@ -42,7 +42,9 @@ class Store(StoreBase):
         if not str(path).strip():
             raise ValueError("store path: must not be empty")
         if chunker is None:
-            from evidencedesk.chunking import chunk_document as chunker
+            from evidencedesk.chunking import chunk_document
+
+            chunker = chunk_document
         self.path = Path(path)
         self.db_path = self.path / DB_NAME
         self._chunker = chunker

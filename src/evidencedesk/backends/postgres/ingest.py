@@ -19,6 +19,7 @@ from evidencedesk.store.ingest_plan import Item, StoredVersion, fingerprint, now
 from evidencedesk.store.records import IngestReport
 
 BATCH_DOCUMENTS = 500
+_UNSTORABLE = (psycopg.Error, UnicodeEncodeError)
 
 
 class PgIngestWriter:
@@ -46,14 +47,14 @@ class PgIngestWriter:
             with self.conn.transaction():  # a SAVEPOINT inside the run's transaction
                 self.writer.replace(items, chunking_hash, build_id)
             return []
-        except psycopg.Error:
+        except _UNSTORABLE:
             self.writer.vocab.forget()
         failed: list[IngestError] = []
         for item in items:
             try:
                 with self.conn.transaction():
                     self.writer.replace([item], chunking_hash, build_id)
-            except psycopg.Error as exc:
+            except _UNSTORABLE as exc:  # e.g. a lone surrogate from a YAML escape, which UTF-8 cannot hold
                 self.writer.vocab.forget()
                 doc = item[0]
                 reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

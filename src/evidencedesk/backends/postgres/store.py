@@ -72,7 +72,9 @@ class PgStore(StoreBase):
         timeout: float = 10.0,
     ) -> None:
         if chunker is None:
-            from evidencedesk.chunking import chunk_document as chunker
+            from evidencedesk.chunking import chunk_document
+
+            chunker = chunk_document
         if tokenizer is not None and not isinstance(tokenizer, Tokenizer):
             raise ValueError(f"tokenizer: expected a Tokenizer, got {type(tokenizer).__name__}")
         check_params(k1 if k1 is not None else 1.5, b if b is not None else 0.75)
