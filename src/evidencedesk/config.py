@@ -13,13 +13,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.errors import ConfigError
 from evidencedesk.retrieval.scope import Scope
 
 CONFIG_NAME = "evidencedesk.yaml"
-
-
-class ConfigError(ValueError):
-    """A configuration file or value that cannot be used; the message names the file and key."""
 
 
 class _Strict(BaseModel):

@@ -26,6 +26,7 @@ from evidencedesk.store.rows import chunk_from_row, document_from_row
 from evidencedesk.store.schema import DB_NAME, StoreError, connect
 
 DEFAULT_STORE = Path(".evidencedesk")
+SNAPSHOT_DIR = "snapshot"
 
 _CHUNK_SELECT = "SELECT c.*, d.title AS doc_title, d.path AS doc_path FROM chunks c JOIN documents d ON d.id = c.doc_id"
 
@@ -44,6 +45,11 @@ class Store:
         self._lock = threading.RLock()
         self._conn = connect(self.path)
         self._conn.row_factory = sqlite3.Row
+
+    @property
+    def snapshot_dir(self) -> Path:
+        """The folder of this store's memory-mapped snapshot (``<store>/snapshot``; it may not exist yet)."""
+        return self.path / SNAPSHOT_DIR
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
