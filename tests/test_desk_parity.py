@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.support.parity import BM25_YAML, KESTREL_DOCS, collect
 
 from evidencedesk.config import load_settings
 from evidencedesk.desk import Desk
+from tests.support.parity import BM25_YAML, KESTREL_DOCS, collect
 
 
 @pytest.fixture(scope="module")

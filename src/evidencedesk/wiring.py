@@ -103,7 +103,7 @@ def pg_searcher_params(
 def bm25_settings(settings: Settings) -> dict[str, Any]:
     """The BM25 leg's ``tokenizer``, ``k1`` and ``b`` (the defaults when no leg is BM25)."""
     from evidencedesk.config import LegSettings
-    from evidencedesk.index.tokenize import Tokenizer
+    from evidencedesk.text.tokenizer import Tokenizer
 
     leg = next((x for x in settings.retrieval.legs if x.method == "bm25"), LegSettings(method="bm25"))
     return {"tokenizer": Tokenizer(stem=leg.stem, stopwords=leg.stopwords), "k1": leg.k1, "b": leg.b}

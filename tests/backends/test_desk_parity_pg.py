@@ -12,13 +12,13 @@ from urllib.parse import urlsplit
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.support.parity import BM25_YAML, KESTREL_DOCS, collect
 
 from evidencedesk.config import load_settings
 from evidencedesk.desk import Desk
 from evidencedesk.server.app import create_app
 from evidencedesk.server.settings import ServiceSettings
 from evidencedesk.server.state import ServiceState
+from tests.support.parity import BM25_YAML, KESTREL_DOCS, collect
 
 
 @pytest.fixture

@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from evidencedesk.documents import Chunk
-from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.hybrid import HybridSearcher
 from evidencedesk.retrieval.lexical import BM25Searcher, LsaSearcher, TfidfSearcher
+from evidencedesk.text.tokenizer import Tokenizer
 
 METHODS = ("bm25", "tfidf", "lsa", "dense", "hybrid")
 DEFAULT_LEGS = ("bm25", "dense")
