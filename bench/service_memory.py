@@ -107,8 +107,8 @@ def drop_database(pg_url: str, url: str) -> None:
 
 def measure(store: str, config: Path, queries: list[str], requests: int, port: int) -> dict[str, Any]:
     """Start ``evidencedesk serve`` over ``store``, send ``requests`` requests, and read its RSS."""
-    cmd = [sys.executable, "-m", "evidencedesk.cli", "serve", "--store", store, "--config", str(config),
-           "--port", str(port), "--log-level", "warning"]  # fmt: skip
+    serve = ["serve", "--store", store, "--config", str(config), "--port", str(port), "--log-level", "warning"]
+    cmd = [sys.executable, "-c", "from evidencedesk.cli import main; main()", *serve]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ.copy())
     base = f"http://127.0.0.1:{port}"
     try:

@@ -157,7 +157,7 @@ def _open_pg(url: str, settings: Settings) -> Any:
         ) from None
     try:
         return open_store(url, **bm25_settings(settings))
-    except DriverError as exc:
+    except (DriverError, StoreError) as exc:
         lines = str(exc).replace(url, redact(url)).strip().splitlines()
         raise StoreError(f"cannot open store {redact(url)}: {lines[0] if lines else type(exc).__name__}") from None
 
