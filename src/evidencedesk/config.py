@@ -63,7 +63,12 @@ class RerankSettings(_Strict):
     method: Literal["none", "overlap", "cross-encoder", "llm"] = "none"
     model: str | None = None
     candidates: int = Field(20, ge=1, le=1000)
-    top_n: int = Field(5, ge=1, le=100)
+
+    @model_validator(mode="after")
+    def _model_for_cross_encoder(self) -> RerankSettings:
+        if self.method == "cross-encoder" and not self.model:
+            raise ValueError("the cross-encoder reranker needs a model (a name or a path)")
+        return self
 
 
 class DiversitySettings(_Strict):
