@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from answer_fixtures import as_candidates, make_chunk
+from tests.support.answer import as_candidates, make_chunk
 
 from evidencedesk.answer.generators.answer_types import asked
 from evidencedesk.answer.generators.answerability import FEATURES, AnswerabilityModel
@@ -46,7 +46,7 @@ def line(question: str, unit: str, langs: tuple[str, ...] = ("en",)) -> str:
          ("bn",), "৩০ দিনের"),
         ("Can I return a worn helmet?",
          "Helmets cannot be returned once worn, for hygiene reasons, unless they arrive damaged.", ("en",),
-         "No: cannot be returned once worn"),
+         "cannot be returned once worn"),
     ],
 )  # fmt: skip
 def test_fact_questions_get_a_few_words_copied_from_the_unit(
@@ -55,7 +55,7 @@ def test_fact_questions_get_a_few_words_copied_from_the_unit(
     got = line(question, unit, langs)
     assert got == expected
     assert len(got.split()) <= MAX_WORDS
-    assert all(w in unit for w in got.split(": ")[-1].split())  # verbatim words of the unit
+    assert got in " ".join(unit.split())  # copied verbatim from the unit
 
 
 def test_why_and_how_questions_get_no_short_line() -> None:

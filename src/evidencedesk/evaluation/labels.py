@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from evidencedesk.documents import Chunk
-from evidencedesk.evaluation.text import normalise_space
+from evidencedesk.errors import LabelError
+from evidencedesk.text import normalise_space
 
 # Tags seen in the bundled example labels, listed first in slice tables; any other tag is just as valid.
 TAGS = ("exact_term", "paraphrase", "bangla", "structured", "stale", "staff", "unanswerable", "multi")
@@ -145,15 +146,6 @@ class LabelIssue:
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.field}: {self.message}"
-
-
-class LabelError(ValueError):
-    """A labels file has bad lines; ``issues`` lists every one of them."""
-
-    def __init__(self, issues: Sequence[LabelIssue]) -> None:
-        self.issues = list(issues)
-        lines = "\n".join(f"  {i}" for i in self.issues)
-        super().__init__(f"{len(self.issues)} problem(s) in labels file:\n{lines}")
 
 
 @dataclass

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from evidencedesk.answer.generators.question_words import kinds_asked
-from evidencedesk.evaluation.text import STOPWORDS, words
+from evidencedesk.text import STOPWORDS, words
 
 CODE = "code"
 TIME = "time"

@@ -119,6 +119,7 @@ class ExtractiveGenerator:
         )
         self.dense_error = ""
         self._dense = dense
+        self._custom = dense if isinstance(dense, DenseScorer) else None
         self._multilingual: DenseScorer | None | bool = True if dense is True else None
 
     @property
@@ -148,8 +149,8 @@ class ExtractiveGenerator:
         languages, a custom scorer's own name, or ``words`` when no embedder applies."""
         if self._dense is False:
             return WORDS, None
-        if isinstance(self._dense, DenseScorer):
-            return self._dense.name, self._dense
+        if self._custom is not None:
+            return self._custom.name, self._custom
         if is_english(question, context_languages(context or [])):
             scorer = self.dense
             if scorer is not None:

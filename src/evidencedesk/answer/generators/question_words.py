@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from evidencedesk.evaluation.text import words
+from evidencedesk.text import words
 
 TIME, MONEY, NUMBER, PERSON, PLACE, YESNO, REASON, WAY, CODE, DATE = (
     "time", "money", "number", "person", "place", "yesno", "reason", "way", "code", "date",

@@ -7,8 +7,8 @@ its citation checks like any quote:
 * a time, date, amount or count: the number with its unit, currency symbol or month ("30 days",
   "$1,200", "12 March 1066", "৩০ দিন"), the one nearest the question's words in the unit;
 * a person or place: the run of capitalised words the question does not already name;
-* yes or no: "No" when the unit is negated (CLDR gives no negation words; a small per-language
-  list of negators does), else "Yes", followed by the clause that says so;
+* yes or no: the clause that says so (whether it means yes or no is left to the reader, since a
+  wrong "No" is worse than none);
 * any other fact ("What is X?", "Which ..."): the clause of the unit that holds the question's
   words, without them, cut to ``MAX_WORDS`` words.
 
@@ -32,18 +32,13 @@ from evidencedesk.answer.generators.question_words import (
     YESNO,
     is_fact_question,
 )  # fmt: skip
-from evidencedesk.evaluation.text import STOPWORDS
+from evidencedesk.text import STOPWORDS
 
 MAX_WORDS = 12
 _TOKEN = re.compile(r"\S+")
 _EDGE = re.compile(r"^[\"'“‘(\[]+|[\"'”’)\],.;:!?।]+$")
 _CLAUSE = re.compile(r"[,;:()\u2013\u2014]|\s-\s")
-# negators that turn a yes/no question's answer into "No" (English, German, Bangla)
-NEGATORS = frozenset({"not", "no", "never", "cannot", "can't", "don't", "doesn't", "isn't", "aren't", "won't",
-                      "nicht", "kein", "keine", "keinen", "keiner", "nie", "niemals", "না", "নয়", "নেই"})  # fmt: skip
 _CONNECTORS = frozenset({"of", "de", "the", "von", "van", "der", "du", "la", "and", "y"})
-_YES = {"en": "Yes", "de": "Ja", "bn": "হ্যাঁ"}
-_NO = {"en": "No", "de": "Nein", "bn": "না"}
 
 
 def _bare(token: str) -> str:
@@ -177,10 +172,6 @@ def _clause_answer(text: str, qterms: frozenset[str]) -> str:
     return _EDGE.sub("", " ".join(words[:MAX_WORDS]))
 
 
-def _language(langs: tuple[str, ...]) -> str:
-    return next((lang for lang in reversed(langs) if lang in _YES), "en")
-
-
 def short_answer(question_terms: Iterable[str], unit_text: str, kinds: set[str],
                  languages: Iterable[str] = ("en",)) -> str:  # fmt: skip
     """The short line for a fact question, copied from ``unit_text`` ("" when the question asks why or how,
@@ -193,11 +184,8 @@ def short_answer(question_terms: Iterable[str], unit_text: str, kinds: set[str],
     toks = _tokens(text)
     hits = _question_hits(toks, qterms)
     if YESNO in kinds:
-        lang = _language(langs)
-        negated = any(_bare(t).lower() in NEGATORS for t, _, _ in toks)
-        word = _NO[lang] if negated else _YES[lang]
-        rest = _clause_answer(text, qterms)
-        return " ".join(f"{word}: {rest}".split()[:MAX_WORDS]) if rest else word
+        # whether the unit says yes or no is left to the reader: a wrong "No" is worse than none
+        return "" if len(toks) <= MAX_WORDS else _clause_answer(text, qterms)
     span: tuple[int, int] | None = None
     if kinds & {TIME, DATE, MONEY, NUMBER} or not kinds & {PERSON, PLACE}:
         span = (
@@ -212,4 +200,4 @@ def short_answer(question_terms: Iterable[str], unit_text: str, kinds: set[str],
     return _clause_answer(text, qterms)
 
 
-__all__ = ["MAX_WORDS", "NEGATORS", "short_answer"]
+__all__ = ["MAX_WORDS", "short_answer"]
