@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.support.answer import as_candidates, make_chunk
 
 from evidencedesk.answer.generators.answer_types import asked
 from evidencedesk.answer.generators.answerability import FEATURES, AnswerabilityModel
@@ -15,6 +14,7 @@ from evidencedesk.answer.generators.lexical_match import question_terms
 from evidencedesk.answer.generators.question_words import kinds_asked
 from evidencedesk.answer.generators.short_answer import MAX_WORDS, short_answer
 from evidencedesk.answer.validate import validate
+from tests.support.answer import as_candidates, make_chunk
 
 NORMANS = (
     "The Normans, led by William the Conqueror, conquered England in 1066 after the Battle of Hastings "
