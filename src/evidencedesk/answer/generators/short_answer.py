@@ -37,7 +37,7 @@ from evidencedesk.text import STOPWORDS
 MAX_WORDS = 12
 _TOKEN = re.compile(r"\S+")
 _EDGE = re.compile(r"^[\"'“‘(\[]+|[\"'”’)\],.;:!?।]+$")
-_CLAUSE = re.compile(r"[,;:()\u2013\u2014]|\s-\s")
+_CLAUSE = re.compile(r"[,;:](?=\s)|[()\u2013\u2014]|\s-\s")  # "1,500" is no clause break
 _CONNECTORS = frozenset({"of", "de", "the", "von", "van", "der", "du", "la", "and", "y"})
 
 
