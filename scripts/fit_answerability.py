@@ -36,6 +36,7 @@ from evidencedesk.answer.generators.extractive import ExtractiveGenerator  # noq
 from evidencedesk.answer.pipeline import ask  # noqa: E402
 from squad2 import FIT, contains, load_questions, open_desk, without_citations  # noqa: E402
 
+MAX_WRONG_ABSTENTION = 0.15
 NEVER = 1e-9  # a threshold that never abstains, so every question reports its features and its answer
 OUT = REPO / "src" / "evidencedesk" / "answer" / "generators" / "answerability.json"
 
@@ -144,6 +145,14 @@ def fit_one(
                 "unanswerable_abstained": round(float(abst[impossible].mean()), 3) if impossible.any() else 0.0,
                 "answerable_abstained": round(float(abst[~impossible].mean()), 3) if (~impossible).any() else 0.0,
             }
+    if not stats:  # no threshold reaches the precision: keep answerable abstentions at most 15% instead
+        answerable = ~impossible
+        for t in np.round(np.arange(0.02, 0.95, 0.01), 2):
+            abst = p < t
+            if answerable.any() and float(abst[answerable].mean()) <= MAX_WRONG_ABSTENTION:
+                best_t = float(t)
+                stats = {"threshold": best_t, "rule": f"answerable abstained <= {MAX_WRONG_ABSTENTION:.0%}",
+                         "answerable_abstained": round(float(abst[answerable].mean()), 3)}  # fmt: skip
     out = {
         "features": list(FEATURES),
         "mean": [round(float(v), 6) for v in mean],
