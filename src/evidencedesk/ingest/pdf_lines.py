@@ -16,6 +16,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 _LINE = re.compile(r"[^\r\n]+")
+_SOFT_HYPHEN = re.compile("\ufffe(?=[a-z])")
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 
 
@@ -30,6 +31,12 @@ class Line:
     top: float
     size: float
     bold: bool
+
+
+def dehyphenate(text: str) -> str:
+    """Whitespace collapsed; PDFium's mark for a hyphen at a line end (U+FFFE) dropped before a lowercase
+    letter (a word broken across lines) and a plain hyphen elsewhere ("Non-GAAP")."""
+    return " ".join(_SOFT_HYPHEN.sub("", text).replace("\ufffe", "-").split())
 
 
 class _FontNames:
@@ -75,7 +82,7 @@ def page_lines(page: pdfium.PdfPage, number: int, fonts: _FontNames | None = Non
             size = pdfium_c.FPDFText_GetFontSize(textpage, first)
             lines.append(
                 Line(
-                    text=" ".join(stripped.replace("\ufffe", "-").split()),
+                    text=dehyphenate(stripped),
                     page=number,
                     x0=left,
                     x1=right,
