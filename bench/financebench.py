@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     # speed on the same sample pages, in one run
     sample = {"pypdf": 0.0, "pdfium": 0.0, "plumber": 0.0}
     n_sample = n_plumber = 0
-    for name, raw in raws.items():
+    for raw in raws.values():
         n = min(args.speed_pages, page_count(raw))
         n_sample += n
         sample["pypdf"] += timed(pypdf_pages, raw, n)[1]
@@ -233,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     for label, pages, secs in speed_rows:
         rate = pages / secs
         lines.append(f"| {label} | {pages} | {rate:.1f} | {rate / base:.2f}x |")
-    lines.append(f"| PDFium layout reader, every page (parse_pdf) | {total_pages} | {total_pages / full_secs:.1f} | - |")
+    every = total_pages / full_secs
+    lines.append(f"| PDFium layout reader, every page (parse_pdf) | {total_pages} | {every:.1f} | - |")
     lines += [
         "",
         f"Chunks: default chunker ({chunking.name}, {chunking.size} {chunking.unit}); search: all filings in one "

@@ -22,7 +22,8 @@ def _write(path: Path, text: str) -> Path:
 def test_precedence_front_matter_sidecar_manifest_folder_defaults(tmp_path: Path) -> None:
     _write(tmp_path / "_meta.yaml", "tenant: acme\naudience: staff\nlang: de\nversion: '1'\n")
     _write(tmp_path / "hr" / "_meta.yaml", "audience: hr\nversion: '2'\n")
-    _write(tmp_path / "_manifest.csv", "path,version,tags,status\nhr/leave.md,3,\"leave, hr\",\nhr/pay.txt,,pay,draft\n")
+    manifest = 'path,version,tags,status\nhr/leave.md,3,"leave, hr",\nhr/pay.txt,,pay,draft\n'
+    _write(tmp_path / "_manifest.csv", manifest)
     _write(tmp_path / "hr" / "leave.md.meta.yaml", "version: '4'\nvalid_from: 2024-01-01\n")
     _write(tmp_path / "hr" / "leave.md", "---\nvalid_from: 2024-03-01\n---\n# Leave\n\nTwenty days.\n")
     _write(tmp_path / "hr" / "pay.txt", "Paid monthly.\n")
