@@ -18,6 +18,7 @@ from typing import Any
 
 from evidencedesk.config import Settings, load_settings
 from evidencedesk.documents import Chunk
+from evidencedesk.progress import Callback, Meter
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.trace import Finding
@@ -77,15 +78,49 @@ class Desk:
         self.close()
 
     # -- ingest ----------------------------------------------------------------------------------
-    def ingest(self, folder: str | Path, **chunker: Any) -> Any:
-        """Ingest a folder; ``chunker`` overrides (name=, size=, overlap=, unit=) the configured chunker."""
+    def ingest(
+        self,
+        folder: str | Path,
+        embed: bool = False,
+        progress: Callback | None = None,
+        embed_progress: Callback | None = None,
+        **chunker: Any,
+    ) -> Any:
+        """Ingest a folder; ``chunker`` overrides (name=, size=, overlap=, unit=) the configured chunker.
+
+        ``progress(done, total, path)`` follows the files; with ``embed`` the dense embeddings of every
+        chunk are computed now (see :meth:`embed`, followed by ``embed_progress``), so the first dense or
+        hybrid query does not pay for them. The report's ``progress`` holds the files' (and the
+        embedding's) count, seconds and rate."""
         from evidencedesk.config import ChunkerSettings
 
         merged = {**self.settings.chunker.model_dump(), **chunker}
-        report = self.store.ingest(Path(folder), ChunkerSettings(**merged).to_chunking())
+        report = self.store.ingest(Path(folder), ChunkerSettings(**merged).to_chunking(), progress=progress)
         self._searchers.clear()
         self._chunks = None
+        if embed:
+            report.progress["embedding"] = self.embed(embed_progress)
         return report
+
+    def embed(self, progress: Callback | None = None) -> dict[str, Any]:
+        """Compute the dense embeddings of every stored chunk into the embedding cache (PostgreSQL: into the
+        store), exactly as the dense leg of a search would; chunks already embedded are not embedded again.
+
+        ``progress(done, total, model)`` follows the chunks embedded now. Returns the embedding's count
+        (chunks embedded now), total (chunks stored), seconds and rate."""
+        from evidencedesk.index.embedding_cache import EmbeddingCache, embed_cached
+        from evidencedesk.retrieval.contextual import index_text
+
+        embedder = self._dense_embedder()
+        meter = Meter(callback=progress)
+        if self.is_postgres:
+            meter.update(self.store.ensure_vectors(embedder, self.path / EMBEDDINGS_FILE))
+            return {**meter.summary(), "total": self.store.chunk_count(), "model": embedder.name}
+        chunks = self.chunks()
+        contextual = bool(self._leg_params("dense").get("contextual", False))
+        with EmbeddingCache(self.path / EMBEDDINGS_FILE) as cache:
+            embed_cached(embedder, [index_text(c, contextual) for c in chunks], cache, on_progress=meter.update)
+        return {**meter.summary(), "total": len(chunks), "model": embedder.name}
 
     def chunks(self) -> list[Chunk]:
         """Every stored chunk (cached until the next build)."""

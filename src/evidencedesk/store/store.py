@@ -20,6 +20,7 @@ from evidencedesk.documents import Chunk, Document
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.folder import parse_file, scan
 from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
+from evidencedesk.progress import Meter
 from evidencedesk.store.apply import Chunker, Progress, Run, now
 from evidencedesk.store.records import Build, IngestReport
 from evidencedesk.store.rows import chunk_from_row, document_from_row
@@ -90,6 +91,7 @@ class Store:
         if max_bytes < 1:
             raise ValueError(f"max_bytes: must be at least 1, got {max_bytes}")
         listing = scan(Path(folder))
+        meter = Meter(len(listing.files), callback=progress)
 
         def parsed() -> Iterator[Document | IngestError]:
             for path, rel in listing.files:
@@ -100,8 +102,10 @@ class Store:
 
         def run(conn: sqlite3.Connection) -> IngestReport:
             r = Run(conn, config, self._chunker)
-            r.feed(parsed(), len(listing.files), progress)
-            return r.finish(remove_missing=remove_missing, skipped=listing.skipped)
+            r.feed(parsed(), len(listing.files), meter.update)
+            report = r.finish(remove_missing=remove_missing, skipped=listing.skipped)
+            report.progress = {"files": meter.summary()}
+            return report
 
         return self._transaction(run)
 

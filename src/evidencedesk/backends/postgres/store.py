@@ -34,6 +34,7 @@ from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.folder import parse_file, scan
 from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
+from evidencedesk.progress import Meter
 from evidencedesk.store.apply import Chunker, Progress
 from evidencedesk.store.records import IngestReport
 
@@ -154,6 +155,7 @@ class PgStore(RecordsMixin):
         if max_bytes < 1:
             raise ValueError(f"max_bytes: must be at least 1, got {max_bytes}")
         listing = scan(Path(folder))
+        meter = Meter(len(listing.files), callback=progress)
 
         def parsed() -> Iterator[Document | IngestError]:
             for path, rel in listing.files:
@@ -164,8 +166,10 @@ class PgStore(RecordsMixin):
 
         def work(writer: Writer) -> IngestReport:
             run = PgRun(writer, config, self._chunker)
-            run.feed(parsed(), len(listing.files), progress)
-            return run.finish(remove_missing=remove_missing, skipped=listing.skipped)
+            run.feed(parsed(), len(listing.files), meter.update)
+            report = run.finish(remove_missing=remove_missing, skipped=listing.skipped)
+            report.progress = {"files": meter.summary()}
+            return report
 
         return self._write(work)
 
