@@ -95,3 +95,27 @@ def test_a_change_to_metadata_alone_reindexes_the_document(tmp_path: Path) -> No
         assert {c.metadata.tenant for c in store.chunks()} == {"acme"}
         report = store.ingest(folder, config)
         assert report.updated == [] and sorted(report.unchanged) == ["other", "policy"]
+
+
+def test_email_messages_take_subject_sender_date_and_outside_metadata(tmp_path: Path) -> None:
+    from email.message import EmailMessage
+
+    msg = EmailMessage()
+    msg["Subject"] = "New travel allowance"
+    msg["From"] = "hr@acme.example"
+    msg["Date"] = "Tue, 05 Mar 2024 09:30:00 +0000"
+    msg.set_content("From April, meals are refunded up to 55 euros a day.\n")
+    msg.add_alternative("<p>From April, meals are refunded up to <b>55 euros</b> a day.</p>", subtype="html")
+    (tmp_path / "mail").mkdir()
+    (tmp_path / "mail" / "allowance.eml").write_bytes(bytes(msg))
+    _write(tmp_path / "mail" / "_meta.yaml", "tenant: acme\n")
+    (tmp_path / "mail" / "empty.eml").write_bytes(b"Subject: nothing\n\n")
+    result = parse_folder(tmp_path)
+    doc = result.documents[0]
+    assert doc.format == "email" and doc.title == "New travel allowance"
+    assert doc.text.strip() == "From April, meals are refunded up to 55 euros a day."
+    assert doc.metadata.extra == {"from": "hr@acme.example", "sent": "2024-03-05"}
+    assert doc.metadata.tenant == "acme"
+    assert [(f.path, f.reason) for f in result.failures] == [
+        ("mail/empty.eml", "empty file: the message has no text body")
+    ]

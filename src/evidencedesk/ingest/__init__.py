@@ -1,4 +1,4 @@
-"""Parsers that turn files into Documents: Markdown with YAML front matter, plain text, HTML, PDF and Word.
+"""Parsers that turn files into Documents: Markdown with YAML front matter, plain text, HTML, PDF, Word and e-mail.
 
 Metadata may also be declared outside a file (sidecar, folder defaults, manifest: see :mod:`.sidecar`).
 Defaults for a file whose metadata nobody declares:
@@ -8,6 +8,7 @@ id from the relative path (lowercased, extension dropped, ``/`` and any characte
 """
 
 from evidencedesk.ingest.docx import parse_docx
+from evidencedesk.ingest.eml import parse_eml
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.folder import PARSERS, FolderResult, Scan, parse_file, parse_folder, scan
 from evidencedesk.ingest.html import parse_html
@@ -24,6 +25,7 @@ __all__ = [
     "Scan",
     "content_hash",
     "parse_docx",
+    "parse_eml",
     "doc_id_from_path",
     "parse_file",
     "parse_folder",

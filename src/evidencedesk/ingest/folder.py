@@ -19,6 +19,7 @@ from typing import Any
 
 from evidencedesk.documents import Document
 from evidencedesk.ingest.docx import parse_docx
+from evidencedesk.ingest.eml import parse_eml
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.html import parse_html
 from evidencedesk.ingest.markdown import parse_markdown
@@ -38,6 +39,7 @@ PARSERS: dict[str, Parser] = {
     ".htm": parse_html,
     ".pdf": parse_pdf,
     ".docx": parse_docx,
+    ".eml": parse_eml,
 }
 
 

@@ -247,12 +247,12 @@ def to_markdown(pages: list[list[Line]]) -> tuple[str, list[int]]:
     out: list[str] = []
     page_of: list[int] = []
 
-    def emit(lines: list[str], page: int) -> None:
+    def emit(text: list[str], page: int) -> None:
         if out:
             out.append("")
             page_of.append(page)
-        out.extend(lines)
-        page_of.extend([page] * len(lines))
+        out.extend(text)
+        page_of.extend([page] * len(text))
 
     for block in blocks:
         if block.kind == "heading":
@@ -260,9 +260,9 @@ def to_markdown(pages: list[list[Line]]) -> tuple[str, list[int]]:
             emit(["#" * level + " " + block.text], block.page)
         elif block.kind == "table":
             head, *rest = block.rows
-            lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
-            lines += ["| " + " | ".join(row) + " |" for row in rest]
-            emit(lines, block.page)
+            table = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+            table += ["| " + " | ".join(row) + " |" for row in rest]
+            emit(table, block.page)
         else:
             emit([_escape(block.text)], block.page)
     return "\n".join(out) + ("\n" if out else ""), page_of
