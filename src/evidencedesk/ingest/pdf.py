@@ -53,13 +53,15 @@ def open_pdf(raw: bytes, rel: str) -> pdfium.PdfDocument:
         if "password" in str(exc).lower():
             raise IngestError(rel, "PDF is encrypted with a password") from None
         raise IngestError(rel, f"not a readable PDF: {exc}") from None
+    except Exception as exc:
+        raise IngestError(rel, f"not a readable PDF: {type(exc).__name__}: {exc}") from None
 
 
 def properties(pdf: pdfium.PdfDocument) -> dict[str, Any]:
     """Title, created and modified from the PDF's document information, where present and meaningful."""
     try:
         info = pdf.get_metadata_dict(skip_empty=True)
-    except pdfium.PdfiumError:
+    except Exception:  # damaged document information: the properties are optional
         return {}
     found: dict[str, Any] = {}
     title = " ".join(str(info.get("Title", "")).split())
@@ -97,6 +99,8 @@ def read_pages(pdf: pdfium.PdfDocument, rel: str) -> list[list[Line]]:
         return document_lines(pdf)
     except pdfium.PdfiumError as exc:
         raise IngestError(rel, f"not a readable PDF: {exc}") from None
+    except Exception as exc:  # a damaged file must fail alone, whatever PDFium's binding raises
+        raise IngestError(rel, f"not a readable PDF: {type(exc).__name__}: {exc}") from None
 
 
 def parse_pdf(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) -> Document:
