@@ -85,8 +85,6 @@ def ingest(
         TimeRemainingColumn,
     )
 
-    from evidencedesk.store import StoreError
-
     flags = {
         "--chunker": ("chunker.name", chunker),
         "--size": ("chunker.size", size),
@@ -100,49 +98,39 @@ def ingest(
         fail(f"no such folder: {path}")
     if not path.is_dir():
         fail(f"not a folder: {path}")
-    try:
-        chunking = settings.chunker.to_chunking()
-    except ValueError as exc:
-        fail(str(exc), 2)
-    with open_desk(settings, store, existing=False) as desk:
-        errors: tuple[type[Exception], ...] = (StoreError,)
-        if desk.is_postgres:
-            from evidencedesk.backends.postgres.schema import PgStoreError
+    with open_desk(settings, store, existing=False) as desk, Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=True,
+        disable=as_json,
+    ) as bar:
+        task = bar.add_task("ingesting", total=None, rate="")
 
-            errors = (StoreError, PgStoreError)
-        try:
-            with Progress(
-                TextColumn("[progress.description]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[rate]}"),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                console=err_console,
-                transient=True,
-                disable=as_json,
-            ) as bar:
-                task = bar.add_task("ingesting", total=None, rate="")
+        def progress(done: int, total: int, name: str) -> None:
+            speed = bar.tasks[0].speed
+            rate = f"{speed:.1f} files/s" if speed else ""
+            bar.update(task, completed=done, total=total or None, description=name[-40:], rate=rate)
 
-                def progress(done: int, total: int, name: str) -> None:
-                    speed = bar.tasks[0].speed
-                    rate = f"{speed:.1f}/s" if speed else ""
-                    bar.update(task, completed=done, total=total or None, description=name[-40:], rate=rate)
+        embedding_task = bar.add_task("embedding chunks", total=None, rate="", visible=False)
 
-                report = desk.store.ingest(
-                    path, chunking, max_bytes=max_bytes, progress=progress, remove_missing=not keep_missing
-                )
-                if embed:
-                    task = bar.add_task("embedding chunks", total=None, rate="")
+        def embedding(done: int, total: int, model: str) -> None:
+            speed = bar.tasks[-1].speed
+            rate = f"{speed:.0f} chunks/s" if speed else ""
+            bar.update(embedding_task, completed=done, total=total or None, rate=rate, visible=True)
 
-                    def embedding(done: int, total: int, model: str) -> None:
-                        speed = bar.tasks[-1].speed
-                        rate = f"{speed:.0f} chunks/s" if speed else ""
-                        bar.update(task, completed=done, total=total or None, rate=rate)
-
-                    report.progress["embedding"] = desk.embed(embedding)
-        except errors as exc:
-            fail(str(exc))
+        report = desk.ingest(
+            path,
+            max_bytes=max_bytes,
+            progress=progress,
+            remove_missing=not keep_missing,
+            embed=embed,
+            embed_progress=embedding,
+        )
     if as_json:
         print_json(report.to_dict())
     else:
