@@ -178,11 +178,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plumber-pages", type=int, default=3, help="pages per filing timed with pdfplumber")
     ap.add_argument("--methods", default="bm25", help="comma-separated search methods (bm25, hybrid, dense)")
     ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--only", default="", help="comma-separated filing names (file stems): a smaller collection")
     ap.add_argument("--cache-dir", type=Path, default=Path(".bench-cache/financebench"))
     ap.add_argument("--results", type=Path, default=REPO / "bench" / "RESULTS.md")
     ap.add_argument("--no-append", action="store_true", help="print only; do not append to RESULTS.md")
     args = ap.parse_args(argv)
     files = sorted((args.data / "pdfs").glob("*.pdf"))
+    if args.only:
+        wanted = {name.strip() for name in args.only.split(",") if name.strip()}
+        files = [f for f in files if f.stem in wanted]
     if not files or not (args.data / "questions.jsonl").exists():
         print(f"no filings under {args.data} (expected pdfs/*.pdf and questions.jsonl)", file=sys.stderr)
         return 1
@@ -219,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, list[Chunk]] = {}
     for label, docs in (("before (pypdf)", before), ("after (PDFium layout)", after)):
         runs[label] = [c for d in docs for c in chunk_document(d, chunking)]
-    questions = load_questions(args.data / "questions.jsonl")
+    stems = {f.stem for f in files}
+    questions = [q for q in load_questions(args.data / "questions.jsonl") if q["doc_name"] in stems]
 
     speed_rows = [
         ("pypdf extract_text", n_sample, sample["pypdf"]),
