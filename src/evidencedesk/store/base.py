@@ -104,9 +104,8 @@ class StoreBase(ABC):
         def work(writer: DocumentWriter) -> IngestReport:
             run = IngestRun(writer, config, self._chunker)
             run.feed(listing.items, listing.total, meter.update)
-            report = run.finish(remove_missing=remove_missing, skipped=listing.skipped)
-            report.progress = {"files": meter.summary()}
-            return report
+            run.report.progress = {"files": meter.summary()}  # recorded with the build, too
+            return run.finish(remove_missing=remove_missing, skipped=listing.skipped)
 
         return self._ingest(work)
 
