@@ -31,7 +31,7 @@ def document_row(doc: Document, chunking_hash: str, build_id: int | None) -> tup
 def chunk_row(chunk: Chunk, n: int) -> tuple[Any, ...]:
     m, loc = chunk.metadata, chunk.location
     return (
-        chunk.id, chunk.doc_id, n, chunk.text, chunk.kind, list(loc.heading_path), loc.first_line, loc.last_line,
+        chunk.id, chunk.doc_id, n, chunk.text, chunk.kind, loc.stored_heading(), loc.first_line, loc.last_line,
         chunk.parent_id, chunk.parent_text, m.to_dict(), m.status, m.valid_from, m.valid_to, m.audience, m.lang,
         m.tenant, text_hash(chunk.text),
     )  # fmt: skip
@@ -63,7 +63,7 @@ def chunk_from_record(r: Mapping[str, Any]) -> Chunk:
         doc_id=r["doc_id"],
         text=r["text"],
         kind=r["kind"],
-        location=Location(tuple(r["heading_path"]), r["first_line"], r["last_line"]),
+        location=Location.from_stored(r["heading_path"], r["first_line"], r["last_line"]),
         metadata=Metadata.from_dict(r["metadata"]),
         title=r["doc_title"],
         source=r["doc_path"],
