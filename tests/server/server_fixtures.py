@@ -21,9 +21,12 @@ PUBLIC_KEY = "public-key-0123456789"
 STAFF_KEY = "staff-key-0123456789ab"
 AUDITOR_KEY = "auditor-key-0123456789"
 BENGALI_KEY = "bengali-key-0123456789"
+ADMIN_KEY = "admin-key-0123456789abc"
 
 KEYS: dict[str, Any] = {
     "allow_anonymous": True,
+    # the example store holds two tenants (kestrel, and default for its files without front matter)
+    "anonymous_scope": {"tenants": ["kestrel", "default"]},
     "keys": [
         {"name": "public", "key": PUBLIC_KEY, "scope": {"statuses": ["current"], "audiences": ["public"]}},
         {"name": "staff", "key": STAFF_KEY, "scope": {"audiences": ["public", "staff"]}, "ingest": True},
@@ -34,6 +37,7 @@ KEYS: dict[str, Any] = {
             "choose_date": True,
         },
         {"name": "bengali", "key": BENGALI_KEY, "scope": {"langs": ["bn"]}},
+        {"name": "ops", "key": ADMIN_KEY, "scope": {"statuses": None, "audiences": None}, "admin": True},
     ],
 }
 

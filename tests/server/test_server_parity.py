@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from server_fixtures import AUDITOR_KEY, headers
+from server_fixtures import AUDITOR_KEY, PUBLIC_KEY, headers
 from typer.testing import CliRunner
 
 from evidencedesk.cli import app
@@ -67,10 +67,10 @@ def test_hybrid_search_matches_the_cli(client: TestClient, kestrel_store: Path) 
 )  # fmt: skip
 def test_ask_matches_the_cli(client: TestClient, kestrel_store: Path, question: str) -> None:
     expected = cli_json("ask", question, "--store", str(kestrel_store), "--method", "bm25", "--json")
-    r = client.post("/ask", json={"question": question, "method": "bm25"})
+    r = client.post("/ask", json={"question": question, "method": "bm25"}, headers=headers(PUBLIC_KEY))
     assert r.status_code == 200, r.text
     got = r.json()
     assert stable(got) == stable(expected)
     assert got["trace_id"] != expected["trace_id"] and set(got["timings"]) == set(expected["timings"])
     # Both traces were stored, and the service's one reads back as it was returned.
-    assert client.get(f"/traces/{got['trace_id']}").json() == got
+    assert client.get(f"/traces/{got['trace_id']}", headers=headers(PUBLIC_KEY)).json() == got

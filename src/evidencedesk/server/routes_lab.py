@@ -78,6 +78,8 @@ def _prepare(
     check_text(state, query, "query")
     if label is None:
         label = next((x for x in labels.values() if x.question.strip() == query.strip()), None)
+    if body.chunker is not None and caller.anonymous and not state.service.anonymous_lab:
+        refuse(403, "re-chunking in the lab needs an API key (anonymous_lab is off)")
     if body.chunker is not None and body.chunker.size < MIN_SIZE[body.chunker.unit]:
         refuse(400, f"chunker size: at least {MIN_SIZE[body.chunker.unit]} {body.chunker.unit} in the lab")
     try:
@@ -137,5 +139,5 @@ def lab_ask(body: LabAskRequest, state: StateDep, caller: CallerDep) -> dict[str
     grades = {c["chunk_id"]: label.grade_of(corpus.by_id[c["chunk_id"]]) for c in out["retrieved"]} if label else {}
     out["grades"] = grades
     out["chunking"] = corpus.chunking
-    state.store.save_trace(trace.id, out)
+    state.store.save_trace(trace.id, out, owner=caller.name, keep=state.service.trace_retention)
     return out

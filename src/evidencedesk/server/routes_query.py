@@ -68,6 +68,6 @@ def ask(body: AskRequest, state: StateDep, caller: CallerDep) -> dict[str, Any]:
         refuse(400, str(exc))
     except (ImportError, FileNotFoundError, RuntimeError) as exc:
         refuse(503, f"generator not available: {exc}")
-    state.store.save_trace(trace.id, out)
+    state.store.save_trace(trace.id, out, owner=caller.name, keep=state.service.trace_retention)
     state.metrics.record_ask(out, scope.day)
     return out

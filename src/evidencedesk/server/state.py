@@ -25,8 +25,9 @@ from evidencedesk.evaluation.labels import Label, load_labels
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.factory import DEFAULT_LEGS, METHODS, make_searcher
 from evidencedesk.retrieval.scope import Scope
-from evidencedesk.server.access import KeyRing
+from evidencedesk.server.access import KeyRing, check_startup
 from evidencedesk.server.cache import BuildCache
+from evidencedesk.server.limits import RateLimiter
 from evidencedesk.server.metrics import Metrics
 from evidencedesk.server.settings import ServiceSettings
 from evidencedesk.store import Store
@@ -88,7 +89,14 @@ class ServiceState:
         self.settings = settings
         self.service = service
         self.store: Any = open_store(store_path) if is_postgres_url(store_path) else Store(self.store_path)
+        try:
+            check_startup(service, {d.metadata.tenant for d in self.store.documents()})
+        except Exception:
+            self.store.close()
+            raise
         self.keys = KeyRing(service)
+        self.limiter = RateLimiter()
+        self.ingest_lock = threading.Lock()  # one ingest at a time: its scope check and its write go together
         self.metrics = Metrics()
         self._corpora: BuildCache[Corpus] = BuildCache(service.lab_cache + 1, self._dispose)
         self._generators: BuildCache[Generator] = BuildCache(len(service.generators) + 1)

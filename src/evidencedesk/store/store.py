@@ -26,6 +26,7 @@ from evidencedesk.store.rows import chunk_from_row, document_from_row
 from evidencedesk.store.schema import DB_NAME, StoreError, connect
 
 DEFAULT_STORE = Path(".evidencedesk")
+DEFAULT_TRACE_KEEP = 10_000  # traces kept by default: the newest ones; older ones are deleted as new ones arrive
 
 _CHUNK_SELECT = "SELECT c.*, d.title AS doc_title, d.path AS doc_path FROM chunks c JOIN documents d ON d.id = c.doc_id"
 
@@ -209,37 +210,64 @@ class Store:
         return self._build(rows[0]) if rows else None
 
     # -- traces and evaluation runs --------------------------------------------------------------
-    def save_trace(self, trace_id: str, data: dict[str, Any]) -> None:
-        """Save (or replace) a trace under ``trace_id``."""
+    def save_trace(
+        self, trace_id: str, data: dict[str, Any], owner: str | None = None, keep: int | None = DEFAULT_TRACE_KEEP
+    ) -> None:
+        """Save (or replace) a trace under ``trace_id``, made by the API key named ``owner`` (None:
+        made outside the service); then only the ``keep`` newest traces are kept (None: all)."""
         if not trace_id:
             raise ValueError("trace_id: must not be empty")
+        if keep is not None and keep < 1:
+            raise ValueError(f"keep: must be at least 1, got {keep}")
         with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO traces (id, created_at, data) VALUES (?, ?, ?)",
-                (trace_id, now(), json.dumps(data, ensure_ascii=False, default=str)),
-            )
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO traces (id, created_at, data, owner) VALUES (?, ?, ?, ?)",
+                    (trace_id, now(), json.dumps(data, ensure_ascii=False, default=str), owner),
+                )
+                if keep is not None:
+                    self._conn.execute(
+                        "DELETE FROM traces WHERE rowid NOT IN "
+                        "(SELECT rowid FROM traces ORDER BY created_at DESC, rowid DESC LIMIT ?)",
+                        (keep,),
+                    )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
 
-    def load_trace(self, trace_id: str) -> dict[str, Any] | None:
-        rows = self._rows("SELECT data FROM traces WHERE id = ?", (trace_id,))
+    def load_trace(self, trace_id: str, owner: str | None = None) -> dict[str, Any] | None:
+        """The trace saved under ``trace_id``; with ``owner``, only when that key made it."""
+        if owner is None:
+            rows = self._rows("SELECT data FROM traces WHERE id = ?", (trace_id,))
+        else:
+            rows = self._rows("SELECT data FROM traces WHERE id = ? AND owner = ?", (trace_id, owner))
         return json.loads(rows[0][0]) if rows else None
 
-    def traces(self, limit: int = 50) -> list[dict[str, Any]]:
-        """The ``limit`` most recently saved traces, newest first."""
+    def traces(self, limit: int = 50, owner: str | None = None) -> list[dict[str, Any]]:
+        """The ``limit`` most recently saved traces, newest first (with ``owner``: only that key's)."""
         if limit < 1:
             raise ValueError(f"limit: must be at least 1, got {limit}")
-        rows = self._rows("SELECT data FROM traces ORDER BY created_at DESC, rowid DESC LIMIT ?", (limit,))
+        if owner is None:
+            rows = self._rows("SELECT data FROM traces ORDER BY created_at DESC, rowid DESC LIMIT ?", (limit,))
+        else:
+            rows = self._rows(
+                "SELECT data FROM traces WHERE owner = ? ORDER BY created_at DESC, rowid DESC LIMIT ?", (owner, limit)
+            )
         return [json.loads(r[0]) for r in rows]
 
-    def save_eval_run(self, data: dict[str, Any]) -> int:
-        """Save an evaluation run and return its id; ``build_id`` is taken from ``data`` or the latest build."""
+    def save_eval_run(self, data: dict[str, Any], owner: str | None = None) -> int:
+        """Save an evaluation run made by the key ``owner`` (None: outside the service) and return its
+        id; ``build_id`` is taken from ``data`` or the latest build."""
         build_id = data.get("build_id")
         if build_id is None:
             latest = self.latest_build()
             build_id = latest.id if latest else None
         with self._lock:
             cur = self._conn.execute(
-                "INSERT INTO eval_runs (created_at, build_id, data) VALUES (?, ?, ?)",
-                (now(), build_id, json.dumps(data, ensure_ascii=False, default=str)),
+                "INSERT INTO eval_runs (created_at, build_id, data, owner) VALUES (?, ?, ?, ?)",
+                (now(), build_id, json.dumps(data, ensure_ascii=False, default=str), owner),
             )
             return int(cur.lastrowid or 0)
 
@@ -252,11 +280,17 @@ class Store:
             "build_id": row["build_id"],
         }
 
-    def load_eval_run(self, run_id: int) -> dict[str, Any] | None:
-        """The saved data with ``id``, ``created_at`` and ``build_id`` added."""
-        rows = self._rows("SELECT * FROM eval_runs WHERE id = ?", (run_id,))
+    def load_eval_run(self, run_id: int, owner: str | None = None) -> dict[str, Any] | None:
+        """The saved data with ``id``, ``created_at`` and ``build_id`` added (with ``owner``: only that key's)."""
+        if owner is None:
+            rows = self._rows("SELECT * FROM eval_runs WHERE id = ?", (run_id,))
+        else:
+            rows = self._rows("SELECT * FROM eval_runs WHERE id = ? AND owner = ?", (run_id, owner))
         return self._eval_run(rows[0]) if rows else None
 
-    def eval_runs(self) -> list[dict[str, Any]]:
-        """Every evaluation run, oldest first, each as load_eval_run returns it."""
+    def eval_runs(self, owner: str | None = None) -> list[dict[str, Any]]:
+        """Every evaluation run, oldest first, each as load_eval_run returns it (with ``owner``: only that key's)."""
+        if owner is not None:
+            rows = self._rows("SELECT * FROM eval_runs WHERE owner = ? ORDER BY id", (owner,))
+            return [self._eval_run(r) for r in rows]
         return [self._eval_run(r) for r in self._rows("SELECT * FROM eval_runs ORDER BY id")]

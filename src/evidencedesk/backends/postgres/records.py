@@ -11,6 +11,7 @@ from psycopg_pool import ConnectionPool
 
 from evidencedesk.backends.postgres.ingest import now
 from evidencedesk.store.records import Build
+from evidencedesk.store.store import DEFAULT_TRACE_KEEP
 
 
 def _plain(data: dict[str, Any]) -> Any:
@@ -48,40 +49,61 @@ class RecordsMixin:
         return self._build(rows[0]) if rows else None
 
     # -- traces ----------------------------------------------------------------------------------
-    def save_trace(self, trace_id: str, data: dict[str, Any]) -> None:
-        """Save (or replace) a trace under ``trace_id``."""
+    def save_trace(
+        self, trace_id: str, data: dict[str, Any], owner: str | None = None, keep: int | None = DEFAULT_TRACE_KEEP
+    ) -> None:
+        """Save (or replace) a trace under ``trace_id``, made by the key ``owner`` (None: outside the
+        service); then only the ``keep`` newest traces are kept (None: all)."""
         if not trace_id:
             raise ValueError("trace_id: must not be empty")
-        with self.pool.connection() as conn:
+        if keep is not None and keep < 1:
+            raise ValueError(f"keep: must be at least 1, got {keep}")
+        with self.pool.connection() as conn, conn.transaction():
             conn.execute(
-                "INSERT INTO traces (id, created_at, data) VALUES (%s, %s, %s)"
+                "INSERT INTO traces (id, created_at, data, owner) VALUES (%s, %s, %s, %s)"
                 " ON CONFLICT (id) DO UPDATE SET created_at = EXCLUDED.created_at, data = EXCLUDED.data,"
-                " seq = DEFAULT",
-                (trace_id, now(), Jsonb(_plain(data))),
+                " owner = EXCLUDED.owner, seq = DEFAULT",
+                (trace_id, now(), Jsonb(_plain(data)), owner),
             )
+            if keep is not None:
+                conn.execute(
+                    "DELETE FROM traces WHERE seq < (SELECT min(seq) FROM "
+                    "(SELECT seq FROM traces ORDER BY seq DESC LIMIT %s) AS newest)",
+                    (keep,),
+                )
 
-    def load_trace(self, trace_id: str) -> dict[str, Any] | None:
-        rows = self._rows("SELECT data FROM traces WHERE id = %s", (trace_id,))
+    def load_trace(self, trace_id: str, owner: str | None = None) -> dict[str, Any] | None:
+        """The trace saved under ``trace_id``; with ``owner``, only when that key made it."""
+        if owner is None:
+            rows = self._rows("SELECT data FROM traces WHERE id = %s", (trace_id,))
+        else:
+            rows = self._rows("SELECT data FROM traces WHERE id = %s AND owner = %s", (trace_id, owner))
         return rows[0]["data"] if rows else None
 
-    def traces(self, limit: int = 50) -> list[dict[str, Any]]:
-        """The ``limit`` most recently saved traces, newest first."""
+    def traces(self, limit: int = 50, owner: str | None = None) -> list[dict[str, Any]]:
+        """The ``limit`` most recently saved traces, newest first (with ``owner``: only that key's)."""
         if limit < 1:
             raise ValueError(f"limit: must be at least 1, got {limit}")
-        rows = self._rows("SELECT data FROM traces ORDER BY created_at DESC, seq DESC LIMIT %s", (limit,))
+        if owner is None:
+            rows = self._rows("SELECT data FROM traces ORDER BY created_at DESC, seq DESC LIMIT %s", (limit,))
+        else:
+            rows = self._rows(
+                "SELECT data FROM traces WHERE owner = %s ORDER BY created_at DESC, seq DESC LIMIT %s", (owner, limit)
+            )
         return [r["data"] for r in rows]
 
     # -- evaluation runs -------------------------------------------------------------------------
-    def save_eval_run(self, data: dict[str, Any]) -> int:
-        """Save an evaluation run and return its id; ``build_id`` is taken from ``data`` or the latest build."""
+    def save_eval_run(self, data: dict[str, Any], owner: str | None = None) -> int:
+        """Save an evaluation run made by the key ``owner`` and return its id; ``build_id`` is taken
+        from ``data`` or the latest build."""
         build_id = data.get("build_id")
         if build_id is None:
             latest = self.latest_build()
             build_id = latest.id if latest else None
         with self.pool.connection() as conn:
             row = conn.execute(
-                "INSERT INTO eval_runs (created_at, build_id, data) VALUES (%s, %s, %s) RETURNING id",
-                (now(), build_id, Jsonb(_plain(data))),
+                "INSERT INTO eval_runs (created_at, build_id, data, owner) VALUES (%s, %s, %s, %s) RETURNING id",
+                (now(), build_id, Jsonb(_plain(data)), owner),
             ).fetchone()
         return int(row[0]) if row else 0
 
@@ -89,11 +111,17 @@ class RecordsMixin:
     def _eval_run(r: dict[str, Any]) -> dict[str, Any]:
         return {**r["data"], "id": r["id"], "created_at": r["created_at"], "build_id": r["build_id"]}
 
-    def load_eval_run(self, run_id: int) -> dict[str, Any] | None:
-        """The saved data with ``id``, ``created_at`` and ``build_id`` added."""
-        rows = self._rows("SELECT * FROM eval_runs WHERE id = %s", (run_id,))
+    def load_eval_run(self, run_id: int, owner: str | None = None) -> dict[str, Any] | None:
+        """The saved data with ``id``, ``created_at`` and ``build_id`` added (with ``owner``: only that key's)."""
+        if owner is None:
+            rows = self._rows("SELECT * FROM eval_runs WHERE id = %s", (run_id,))
+        else:
+            rows = self._rows("SELECT * FROM eval_runs WHERE id = %s AND owner = %s", (run_id, owner))
         return self._eval_run(rows[0]) if rows else None
 
-    def eval_runs(self) -> list[dict[str, Any]]:
-        """Every evaluation run, oldest first, each as load_eval_run returns it."""
+    def eval_runs(self, owner: str | None = None) -> list[dict[str, Any]]:
+        """Every evaluation run, oldest first, each as load_eval_run returns it (with ``owner``: only that key's)."""
+        if owner is not None:
+            rows = self._rows("SELECT * FROM eval_runs WHERE owner = %s ORDER BY id", (owner,))
+            return [self._eval_run(r) for r in rows]
         return [self._eval_run(r) for r in self._rows("SELECT * FROM eval_runs ORDER BY id")]

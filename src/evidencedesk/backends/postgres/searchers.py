@@ -20,7 +20,7 @@ from psycopg.rows import dict_row
 
 from evidencedesk.backends.postgres.bm25_sparse import QueryTerm
 from evidencedesk.backends.postgres.rows import CHUNK_SELECT, chunk_from_record
-from evidencedesk.backends.postgres.scope_sql import scope_condition
+from evidencedesk.backends.postgres.scope_sql import limit_tenants, scope_condition
 from evidencedesk.backends.postgres.store import PgStore
 from evidencedesk.documents import Chunk
 from evidencedesk.index.embedders import Embedder, default_embedder
@@ -122,6 +122,7 @@ class PgBM25Searcher:
             return []
         with self.store.pool.connection() as conn, conn.transaction():
             conn.execute(_SNAPSHOT)
+            limit_tenants(conn, scope)
             stats = conn.execute("SELECT n_chunks, total_length FROM bm25_stats").fetchone()
             if not stats or not stats[0]:
                 return []
@@ -209,6 +210,7 @@ class PgDenseSearcher:
         params.update(q=q, n=k)
         with self.store.pool.connection() as conn, conn.transaction():
             conn.execute(_SNAPSHOT)
+            limit_tenants(conn, scope)
             self._check_model(conn)
             rows: list[tuple[str, float]] = []
             path = "exact"
