@@ -4,9 +4,10 @@ import evidencedesk
 
 PINNED = [
     "BM25Searcher", "Candidate", "Chunk", "ChunkingConfig", "ConfigError", "CrossEncoderReranker",
-    "DenseSearcher", "Desk", "Document", "ExtractiveGenerator", "Finding", "HybridSearcher", "Location",
-    "LsaSearcher", "Metadata", "OverlapReranker", "Part", "Scope", "Searcher", "Settings", "Store",
-    "TfidfSearcher", "Trace", "TwoStage", "ask", "assemble", "chunk_document", "diagnose", "evaluate",
+    "DenseSearcher", "Desk", "Document", "EvidencedeskError", "ExtractiveGenerator", "Finding",
+    "GenerationError", "HybridSearcher", "IngestError", "LabelError", "Location", "LsaSearcher", "Metadata",
+    "OverlapReranker", "Part", "Scope", "Searcher", "Settings", "SnapshotError", "Store", "StoreError",
+    "StoreProtocol", "TfidfSearcher", "Trace", "TwoStage", "ask", "assemble", "chunk_document", "diagnose", "evaluate",
     "get_generator", "load_labels", "load_settings", "make_searcher", "metrics", "mmr", "normalized_fusion",
     "parse_folder", "rrf", "validate",
 ]  # fmt: skip
@@ -28,3 +29,31 @@ def test_unknown_name_is_an_attribute_error() -> None:
         assert "NoSuchThing" in str(exc)
     else:
         raise AssertionError("expected AttributeError")
+
+
+def test_every_public_error_is_an_evidencedesk_error() -> None:
+    errors = [name for name in evidencedesk.__all__ if name.endswith("Error")]
+    assert len(errors) == 7
+    for name in errors:
+        assert issubclass(getattr(evidencedesk, name), evidencedesk.EvidencedeskError), name
+
+
+def test_errors_raised_inside_the_package_are_the_exported_ones(tmp_path) -> None:
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("x")
+    try:
+        evidencedesk.Store(not_a_folder)
+    except evidencedesk.EvidencedeskError as exc:
+        assert type(exc) is evidencedesk.StoreError
+        assert str(not_a_folder) in str(exc)
+    else:
+        raise AssertionError("expected StoreError")
+    bad = tmp_path / "evidencedesk.yaml"
+    bad.write_text("retrieval: {method: nonsense}\n")
+    try:
+        evidencedesk.load_settings(bad)
+    except ValueError as exc:  # ConfigError stays a ValueError for older handlers
+        assert isinstance(exc, evidencedesk.ConfigError)
+        assert "retrieval" in str(exc)
+    else:
+        raise AssertionError("expected ConfigError")

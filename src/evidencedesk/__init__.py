@@ -16,7 +16,14 @@ _EXPORTS: dict[str, str] = {
     "Desk": "evidencedesk.desk",
     "Settings": "evidencedesk.config",
     "load_settings": "evidencedesk.config",
-    "ConfigError": "evidencedesk.config",
+    # errors: every one is an EvidencedeskError
+    "EvidencedeskError": "evidencedesk.errors",
+    "ConfigError": "evidencedesk.errors",
+    "StoreError": "evidencedesk.errors",
+    "IngestError": "evidencedesk.errors",
+    "LabelError": "evidencedesk.errors",
+    "SnapshotError": "evidencedesk.errors",
+    "GenerationError": "evidencedesk.errors",
     # records
     "Document": "evidencedesk.documents",
     "Chunk": "evidencedesk.documents",
@@ -30,6 +37,7 @@ _EXPORTS: dict[str, str] = {
     "Finding": "evidencedesk.trace",
     # ingest and chunking
     "Store": "evidencedesk.store",
+    "StoreProtocol": "evidencedesk.store.contract",
     "parse_folder": "evidencedesk.ingest",
     "ChunkingConfig": "evidencedesk.chunking",
     "chunk_document": "evidencedesk.chunking",

@@ -87,6 +87,7 @@ def ask(
     order: str = "score",
     rewrite: RewriteStep | None = None,
     label: Any = None,
+    diversify: Callable[[list[Candidate], int], list[Candidate]] | None = None,
 ) -> tuple[ValidatedAnswer, AskTrace]:
     """Answer ``question`` from the chunks ``searcher`` finds inside ``scope``; return the answer and its trace.
 
@@ -95,6 +96,8 @@ def ask(
     and the reranker keeps the best ``k``. ``rewrite`` is a ``Rewriter`` (or any function
     returning the queries to search); several queries are searched separately and fused by RRF.
     ``label`` (an ``evaluation.labels.Label``) adds ``diagnose`` findings to the trace.
+    ``diversify(candidates, k)`` (maximal marginal relevance) picks the ``k`` that reach the context
+    from the whole (reranked) pool of ``candidates``.
     """
     if not question.strip():
         raise ValueError("question: must not be empty")
@@ -107,12 +110,13 @@ def ask(
     with trace.timed("rewrite"):
         rewritten = _queries(question, rewrite)
     trace.rewritten = list(rewritten.queries)
-    depth = candidates if reranker is not None else k
+    depth = candidates if reranker is not None or diversify is not None else k
     with trace.timed("retrieval"):
         retrieved = _retrieve(searcher, rewritten.queries, depth, scope)
     trace.retrieved = retrieved
     with trace.timed("rerank"):
-        final = reranker.rerank(rewritten.question, retrieved)[:k] if reranker is not None else retrieved[:k]
+        pool = reranker.rerank(rewritten.question, retrieved) if reranker is not None else retrieved
+        final = diversify(pool, k) if diversify is not None else pool[:k]
     trace.reranked = final
     with trace.timed("context"):
         assembled = assemble(final, budget_tokens, floor, dedup_threshold, order)

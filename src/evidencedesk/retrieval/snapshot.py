@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from evidencedesk.documents import Chunk
+from evidencedesk.errors import SnapshotError
 from evidencedesk.index.bm25 import BM25Index
 from evidencedesk.index.bm25_files import MappedBM25, save_bm25
 from evidencedesk.index.counts import TermCounts
@@ -47,10 +48,6 @@ VECTORS = "dense/vectors.f32"
 GRAPH = "dense/hnsw.usearch"
 
 Vectorize = Callable[[Sequence[Chunk]], np.ndarray]
-
-
-class SnapshotError(ValueError):
-    """A snapshot that is missing, from another format, or out of date; the message names the folder."""
 
 
 def write_snapshot(

@@ -62,7 +62,7 @@ def write_store_snapshot(
     build = store.latest_build()
     try:
         return write_snapshot(
-            Path(store.path) / SNAPSHOT_DIR,
+            store.snapshot_dir,
             store.iter_chunks(batch=10_000),
             tokenizer=Tokenizer.from_dict(ident["tokenizer"]),
             k1=ident["k1"],
@@ -81,7 +81,7 @@ def write_store_snapshot(
 
 def snapshot_status(store: Any, settings: Settings) -> tuple[Snapshot | None, str]:
     """``(snapshot, why)``: the store's snapshot if it fits the latest build and the settings."""
-    folder = Path(store.path) / SNAPSHOT_DIR
+    folder = store.snapshot_dir
     if not folder.is_dir():
         return None, "no snapshot (write one with `evidencedesk index`)"
     try:

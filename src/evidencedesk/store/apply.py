@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,11 +16,9 @@ from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.folder import duplicate_id
+from evidencedesk.store.contract import Chunker, Progress
 from evidencedesk.store.records import IngestReport
 from evidencedesk.store.rows import CHUNK_COLUMNS, DOCUMENT_COLUMNS, chunk_row, document_row, insert_sql
-
-Chunker = Callable[[Document, ChunkingConfig], list[Chunk]]
-Progress = Callable[[int, int, str], None]
 
 _INSERT_DOC = insert_sql("documents", DOCUMENT_COLUMNS)
 _INSERT_CHUNK = insert_sql("chunks", CHUNK_COLUMNS)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from evidencedesk.errors import StoreError
+
 SCHEMA_VERSION = 2
 DB_NAME = "evidencedesk.sqlite"
 
@@ -78,10 +80,6 @@ UPGRADES: dict[int, tuple[str, ...]] = {
         "CREATE INDEX IF NOT EXISTS traces_owner ON traces(owner)",
     ),
 }
-
-
-class StoreError(Exception):
-    """The store cannot be opened or written (not a folder, a newer schema, locked by another run)."""
 
 
 def connect(folder: Path) -> sqlite3.Connection:

@@ -27,6 +27,7 @@ from evidencedesk.store.schema import DB_NAME, StoreError, connect
 
 DEFAULT_STORE = Path(".evidencedesk")
 DEFAULT_TRACE_KEEP = 10_000  # traces kept by default: the newest ones; older ones are deleted as new ones arrive
+SNAPSHOT_DIR = "snapshot"
 
 _CHUNK_SELECT = "SELECT c.*, d.title AS doc_title, d.path AS doc_path FROM chunks c JOIN documents d ON d.id = c.doc_id"
 
@@ -45,6 +46,11 @@ class Store:
         self._lock = threading.RLock()
         self._conn = connect(self.path)
         self._conn.row_factory = sqlite3.Row
+
+    @property
+    def snapshot_dir(self) -> Path:
+        """The folder of this store's memory-mapped snapshot (``<store>/snapshot``; it may not exist yet)."""
+        return self.path / SNAPSHOT_DIR
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:

@@ -84,5 +84,5 @@ def chunk_from_record(r: Mapping[str, Any]) -> Chunk:
 
 CHUNK_SELECT = (
     "SELECT c.id, c.doc_id, c.text, c.kind, c.heading_path, c.first_line, c.last_line, c.parent_id, c.parent_text,"
-    " c.metadata, d.title AS doc_title, d.path AS doc_path FROM chunks c JOIN documents d ON d.id = c.doc_id"
+    " c.metadata, c.n, d.title AS doc_title, d.path AS doc_path FROM chunks c JOIN documents d ON d.id = c.doc_id"
 )

@@ -34,6 +34,7 @@ from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.folder import parse_file, scan
 from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
+from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.store.apply import Chunker, Progress
 from evidencedesk.store.records import IngestReport
 
@@ -267,6 +268,12 @@ class PgStore(RecordsMixin):
         self._embedders[embedder.name] = embedder
         return done
 
+    def searcher(self, method: str, **params: Any) -> Searcher:
+        """A searcher of ``method`` over this store: bm25 and dense search inside the database (see ``pg_searcher``)."""
+        from evidencedesk.backends.postgres.factory import pg_searcher
+
+        return pg_searcher(method, self, **params)
+
     def vector_model(self) -> dict[str, Any] | None:
         """``{"model", "dim"}`` of the vectors the store holds, or None."""
         rows = self._rows("SELECT value FROM settings WHERE key = 'vectors'")
@@ -292,9 +299,40 @@ class PgStore(RecordsMixin):
             rows = self._rows(f"{CHUNK_SELECT} WHERE c.doc_id = %s ORDER BY c.n", (doc_id,))
         return [chunk_from_record(r) for r in rows]
 
+    def iter_chunks(self, batch: int = 5000) -> Iterator[list[Chunk]]:
+        """Every chunk in ``chunks()`` order, ``batch`` at a time (keyset pages; no cursor is held between them)."""
+        if batch < 1:
+            raise ValueError(f"batch: must be at least 1, got {batch}")
+        last: tuple[str, int] | None = None
+        while True:
+            if last is None:
+                rows = self._rows(f"{CHUNK_SELECT} ORDER BY c.doc_id, c.n LIMIT %s", (batch,))
+            else:
+                where = "WHERE (c.doc_id, c.n) > (%s, %s)"
+                rows = self._rows(f"{CHUNK_SELECT} {where} ORDER BY c.doc_id, c.n LIMIT %s", (*last, batch))
+            if not rows:
+                return
+            last = (rows[-1]["doc_id"], rows[-1]["n"])
+            yield [chunk_from_record(r) for r in rows]
+
     def chunk(self, chunk_id: str) -> Chunk | None:
         rows = self._rows(f"{CHUNK_SELECT} WHERE c.id = %s", (chunk_id,))
         return chunk_from_record(rows[0]) if rows else None
+
+    def chunks_by_id(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks with these ids, in the order asked (ids not stored are left out)."""
+        ids = list(dict.fromkeys(chunk_ids))
+        if not ids:
+            return []
+        found = {c.id: c for c in map(chunk_from_record, self._rows(f"{CHUNK_SELECT} WHERE c.id = ANY(%s)", (ids,)))}
+        return [found[i] for i in chunk_ids if i in found]
+
+    def chunk_ids(self) -> list[str]:
+        """Every chunk id, in ``chunks()`` order."""
+        return [r["id"] for r in self._rows("SELECT id FROM chunks ORDER BY doc_id, n")]
+
+    def chunk_count(self) -> int:
+        return int(self._rows("SELECT count(*) AS n FROM chunks")[0]["n"])
 
     def chunk_counts(self) -> dict[str, int]:
         """Number of chunks per document id (documents without chunks are absent)."""
