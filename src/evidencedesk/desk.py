@@ -308,14 +308,23 @@ class Desk:
             if method in ("tfidf", "lsa"):  # no database form: built in memory from the chunks
                 params = leg_params(self.settings, method, cache)
             return pg_searcher(method, self.store, **params)
-        mapped = self._snapshot_searcher(method, names)
+        split = self.tenant_statistics()
+        mapped = None if split else self._snapshot_searcher(method, names)
         if mapped is not None:
             return Serialized(mapped)
         from evidencedesk.retrieval.factory import make_searcher
+        from evidencedesk.retrieval.tenant_split import split_by_tenant
 
         chunks = self.store.chunks()
         self._chunks = chunks
-        return Serialized(make_searcher(method, chunks, **searcher_params(self.settings, method, cache, names)))
+        params = searcher_params(self.settings, method, cache, names)
+        return Serialized(split_by_tenant(chunks, lambda part: make_searcher(method, part, **params), split))
+
+    def tenant_statistics(self) -> bool:
+        """Whether searches use one index per tenant: ``retrieval.tenant_statistics`` is true and the
+        store holds several tenants (with one tenant both ways give the same scores). The memory-mapped
+        snapshot holds one index over every tenant, so it is not used then."""
+        return bool(self.settings.retrieval.tenant_statistics) and len(self.store.tenants()) > 1
 
     # -- memory-mapped snapshot --------------------------------------------------------------------
     def write_index(self, dense: bool = True, ann: bool = True, timings: dict[str, float] | None = None) -> Path:
@@ -338,6 +347,8 @@ class Desk:
     def snapshot_status(self) -> str:
         """Whether searches use the memory-mapped snapshot, and if not, why."""
         self.build_id()
+        if not self.is_postgres and self.tenant_statistics():
+            return "not used: retrieval.tenant_statistics builds one index per tenant in memory"
         return self._snapshot()[1]
 
     def _snapshot(self) -> tuple[Any, str]:

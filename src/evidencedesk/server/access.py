@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from evidencedesk.config import ConfigError
+from evidencedesk.config import ConfigError, Settings, override
 from evidencedesk.documents import Metadata
 from evidencedesk.errors import AccessError
 from evidencedesk.retrieval.scope import Scope
@@ -146,6 +146,20 @@ def check_startup(settings: ServiceSettings, tenants: Collection[str]) -> None:
         )
 
 
+def names_tenants(settings: ServiceSettings) -> bool:
+    """Does any key's scope (or the anonymous one) limit tenants?"""
+    scopes = [k.scope for k in settings.keys] + ([settings.anonymous_scope] if settings.allow_anonymous else [])
+    return any(s.tenants is not None for s in scopes)
+
+
+def with_tenant_statistics(settings: Settings, service: ServiceSettings) -> Settings:
+    """The shared settings with ``retrieval.tenant_statistics`` turned on when it is left unset and
+    the keys name tenants: then no tenant's scores may depend on another tenant's text."""
+    if settings.retrieval.tenant_statistics is None and names_tenants(service):
+        return override(settings, **{"retrieval.tenant_statistics": True})
+    return settings
+
+
 def request_scope(caller: Caller, requested: Mapping[str, Any] | None) -> Scope:
     """The caller's scope narrowed by the request's. A missing request field adds no limit.
 
@@ -262,7 +276,9 @@ __all__ = [
     "covers",
     "current_chunk_ok",
     "is_loopback",
+    "names_tenants",
     "parse_credentials",
     "record_visible",
     "request_scope",
+    "with_tenant_statistics",
 ]

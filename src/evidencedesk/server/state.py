@@ -25,7 +25,8 @@ from evidencedesk.evaluation.labels import Label, load_labels
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.factory import DEFAULT_LEGS, METHODS, make_searcher
 from evidencedesk.retrieval.scope import Scope
-from evidencedesk.server.access import KeyRing, check_startup
+from evidencedesk.retrieval.tenant_split import split_by_tenant
+from evidencedesk.server.access import KeyRing, check_startup, with_tenant_statistics
 from evidencedesk.server.cache import BuildCache
 from evidencedesk.server.limits import RateLimiter
 from evidencedesk.server.metrics import Metrics
@@ -86,11 +87,11 @@ class ServiceState:
 
         # a folder, or a postgresql:// URL (the embedding cache and uploads then stay in .evidencedesk)
         self.store_path = Path(".evidencedesk") if is_postgres_url(store_path) else Path(store_path)
-        self.settings = settings
+        self.settings = with_tenant_statistics(settings, service)
         self.service = service
         self.store: Any = open_store(store_path) if is_postgres_url(store_path) else Store(self.store_path)
         try:
-            check_startup(service, {d.metadata.tenant for d in self.store.documents()})
+            check_startup(service, self.store.tenants())
         except Exception:
             self.store.close()
             raise
@@ -146,7 +147,12 @@ class ServiceState:
             raise ValueError("legs: only for method hybrid")
         names = tuple(legs) if legs else tuple(self.default_legs()) if method == "hybrid" else ()
         params = searcher_params(self.settings, method, self.store_path / EMBEDDINGS_FILE, names or None)
-        return corpus.searchers.get((method, names), lambda: Serialized(make_searcher(method, corpus.chunks, **params)))
+        split = bool(self.settings.retrieval.tenant_statistics)
+
+        def build() -> Serialized:
+            return Serialized(split_by_tenant(corpus.chunks, lambda part: make_searcher(method, part, **params), split))
+
+        return corpus.searchers.get((method, names), build)
 
     def with_defaults(self, body: RequestT) -> RequestT:
         """The request with an unset ``method`` and ``k`` taken from the configuration."""

@@ -194,6 +194,10 @@ class Store:
         """Number of chunks per document id (documents without chunks are absent)."""
         return {r[0]: r[1] for r in self._rows("SELECT doc_id, COUNT(*) FROM chunks GROUP BY doc_id")}
 
+    def tenants(self) -> list[str]:
+        """The distinct tenants of the stored documents, sorted."""
+        return sorted(r[0] for r in self._rows("SELECT DISTINCT tenant FROM documents"))
+
     # -- builds ----------------------------------------------------------------------------------
     @staticmethod
     def _build(row: sqlite3.Row) -> Build:

@@ -337,3 +337,7 @@ class PgStore(RecordsMixin):
     def chunk_counts(self) -> dict[str, int]:
         """Number of chunks per document id (documents without chunks are absent)."""
         return {r["doc_id"]: r["n"] for r in self._rows("SELECT doc_id, count(*) AS n FROM chunks GROUP BY doc_id")}
+
+    def tenants(self) -> list[str]:
+        """The distinct tenants of the stored documents, sorted."""
+        return sorted(r["tenant"] for r in self._rows("SELECT DISTINCT tenant FROM documents"))
