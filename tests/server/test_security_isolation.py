@@ -30,6 +30,7 @@ from security_corpus import (
 from server_fixtures import make_client
 from starlette.routing import Mount, Route
 
+from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.store import Store
 
 CALLERS: list[str | None] = [name for name in SCOPES if name is not None] + [None]
@@ -153,7 +154,9 @@ LIMITED = [n for n in CALLERS if n != "admin"]
 
 
 @pytest.mark.parametrize("name", LIMITED, ids=[str(n) for n in LIMITED])
-def test_no_marker_outside_the_scope_in_any_response(responses: dict[str | None, dict[str, str]], name: str | None) -> None:
+def test_no_marker_outside_the_scope_in_any_response(
+    responses: dict[str | None, dict[str, str]], name: str | None
+) -> None:
     forbidden = all_markers() - allowed_markers(name)
     assert forbidden, "every caller but admin has something it may not see"
     leaks = [(where, m) for where, raw in responses[name].items() for m in forbidden if m in raw]
@@ -202,6 +205,7 @@ def test_a_trace_is_rechecked_against_current_metadata(tmp_path: Path) -> None:
         docs = tmp_path / "docs"
         (docs / "d00.md").write_text(note("acme", "public").replace("audience: public", "audience: staff"), "utf-8")
         with Store(store) as db:
-            db.ingest(docs, __import__("evidencedesk.chunking.config", fromlist=["ChunkingConfig"]).ChunkingConfig())
+            db.ingest(docs, ChunkingConfig())
         assert client.get(f"/traces/{trace['trace_id']}", headers=auth("acme-public")).status_code == 404
-        assert trace["trace_id"] not in {t["trace_id"] for t in client.get("/traces", headers=auth("acme-public")).json()}
+        listed = client.get("/traces", headers=auth("acme-public")).json()
+        assert trace["trace_id"] not in {t["trace_id"] for t in listed}
