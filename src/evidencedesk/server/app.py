@@ -1,7 +1,7 @@
 """create_app: the FastAPI service over one store, and the web lab served from ``static/``.
 
 Every data route needs a caller (an API key, or anonymous when the settings allow it) and runs
-inside that caller's scope. Request bodies are counted as they stream in (``limits.BodyLimit``).
+inside that caller's scope. Request bodies are counted as they stream in (FastAPI's ``max_body_size``).
 Request counts and latencies per route feed ``/metrics``.
 """
 
@@ -15,12 +15,14 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from fastapi import FastAPI, Request, Response
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from evidencedesk.config import Settings
 from evidencedesk.server import routes_eval, routes_ingest, routes_lab, routes_ops, routes_query, routes_records
-from evidencedesk.server.limits import BodyLimit, body_limits
+from evidencedesk.server.limits import upload_limit
 from evidencedesk.server.settings import ServiceSettings, no_keys_file
 from evidencedesk.server.state import ServiceState
 
@@ -48,6 +50,7 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
         version=_version(),
         summary="Search and answer from documents with citations, inside each API key's scope.",
         lifespan=lifespan,
+        max_body_size=state.service.max_body_bytes,  # counted while the body streams in, not from Content-Length
     )
     app.state.service = state
 
@@ -69,9 +72,16 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         return response
 
-    app.add_middleware(BodyLimit, limit_for=body_limits(state.service))  # outermost: counts every body byte
-    for module in (routes_ops, routes_records, routes_query, routes_ingest, routes_eval, routes_lab):
+    @app.exception_handler(StarletteHTTPException)
+    async def explain(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 413 and exc.detail == "Content Too Large":  # the body limit's own answer
+            limit = upload_limit(state.service) if request.url.path == "/ingest" else state.service.max_body_bytes
+            exc = StarletteHTTPException(413, f"request body larger than {limit} bytes", exc.headers)
+        return await http_exception_handler(request, exc)
+
+    for module in (routes_ops, routes_records, routes_query, routes_eval, routes_lab):
         app.include_router(module.router)
+    app.include_router(routes_ingest.router, max_body_size=upload_limit(state.service))
     app.mount("/", StaticFiles(directory=STATIC, html=True), name="lab")
     return app
 

@@ -128,6 +128,7 @@ async def ingest(request: Request, state: StateDep, caller: CallerDep) -> dict[s
         folder, chunker = await _json_folder(state, request)
     else:
         refuse(415, 'ingest: send multipart/form-data files or a JSON body {"path": ...}')
+
     def checked_ingest() -> dict[str, Any]:
         with state.ingest_lock:  # no other ingest between the scope check and the write
             check_writes(folder, caller.scope, state.store.document)
