@@ -307,9 +307,13 @@ class Desk:
             params = pg_searcher_params(self.settings, method, cache, names)
             if method in ("tfidf", "lsa"):  # no database form: built in memory from the chunks
                 params = leg_params(self.settings, method, cache)
+            if self.tenant_statistics():
+                for leg, extra in ([(method, params)] if method != "hybrid" else params["leg_params"].items()):
+                    if leg != "dense":
+                        extra["tenant_statistics"] = True
             return pg_searcher(method, self.store, **params)
         split = self.tenant_statistics()
-        mapped = None if split else self._snapshot_searcher(method, names)
+        mapped = None if split else self._snapshot_searcher(method, names)  # one index over every tenant
         if mapped is not None:
             return Serialized(mapped)
         from evidencedesk.retrieval.factory import make_searcher

@@ -3,6 +3,7 @@
 ``bm25`` and ``dense`` search inside the database; ``hybrid`` fuses legs as the embedded factory
 does; ``tfidf`` and ``lsa`` have no database form and are built in memory over the store's chunks.
 BM25 settings belong to the store (``PgStore(..., k1=, b=, tokenizer=)`` or ``configure_bm25``).
+``tenant_statistics=True`` (bm25, tfidf, lsa) ranks each tenant with its own collection statistics.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from evidencedesk.backends.postgres.store import PgStore
 from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.factory import DEFAULT_LEGS, METHODS, _legs, make_searcher
 from evidencedesk.retrieval.hybrid import HybridSearcher
+from evidencedesk.retrieval.tenant_split import split_by_tenant
 
 _BM25_SETTINGS = ("k1", "b", "tokenizer", "stem", "stopwords", "language", "min_length")
 _DENSE_PARAMS = ("embedder", "cache_path", "mode", "ef_search", "max_scan_tuples", "fallback", "batch_size")
@@ -37,7 +39,7 @@ def pg_searcher(method: str, store: PgStore, **params: Any) -> Searcher:
                 f"{', '.join(settings)}: BM25 settings belong to the PostgreSQL store; open it with them "
                 "(PgStore(url, k1=..., b=..., tokenizer=...)) or call store.configure_bm25"
             )
-        _unknown(method, params, ("margin",))
+        _unknown(method, params, ("margin", "tenant_statistics"))
         return PgBM25Searcher(store, **params)
     if method == "dense":
         _unknown(method, params, _DENSE_PARAMS)
@@ -47,7 +49,8 @@ def pg_searcher(method: str, store: PgStore, **params: Any) -> Searcher:
             params["embedder"] = embedder_from_name(params["embedder"])
         return PgDenseSearcher(store, **params)
     if method in ("tfidf", "lsa"):
-        return make_searcher(method, store.chunks(), **params)
+        split = bool(params.pop("tenant_statistics", False))
+        return split_by_tenant(store.chunks(), lambda part: make_searcher(method, part, **params), split)
     if method == "hybrid":
         names = _legs(params.pop("legs", DEFAULT_LEGS))
         leg_params = params.pop("leg_params", None) or {}
