@@ -23,10 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from evidencedesk.answer.generators.base import Generator
-from evidencedesk.config import ConfigError, Settings, load_settings, override
+from evidencedesk.config import Settings, load_settings, override
 from evidencedesk.documents import Chunk
+from evidencedesk.errors import ConfigError, StoreError
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.scope import Scope
+from evidencedesk.store.contract import HoldsSnapshots, HoldsVectors, SearchesInside, StoreProtocol
 from evidencedesk.trace import Finding
 from evidencedesk.wiring import (
     EMBEDDINGS_FILE,
@@ -132,8 +134,6 @@ def redact(url: str) -> str:
 def _open_pg(url: str, settings: Settings) -> Any:
     """A PgStore with the configured BM25 settings; a server that cannot be reached (or a missing
     driver) raises StoreError naming the store without its password."""
-    from evidencedesk.store import StoreError
-
     try:
         from psycopg import Error as DriverError
 
@@ -179,18 +179,18 @@ class Desk:
 
         self.settings = settings if settings is not None else load_settings()
         if store is not None and not isinstance(store, str | Path):  # an already opened store
-            self.store: Any = store
-            self.is_postgres = type(store).__module__.startswith("evidencedesk.backends.postgres")
+            self.store: StoreProtocol = store
+            self.is_postgres = isinstance(store, SearchesInside)
             self.location = repr(store)
         else:
             location = str(store) if store is not None else self.settings.store
             self.is_postgres = is_postgres_url(location)
             self.location = location
             self.store = _open_pg(location, self.settings) if self.is_postgres else open_store(location)
-        if self.is_postgres:
-            self.path = Path(work_dir) if work_dir is not None else Path(".evidencedesk")
+        if isinstance(self.store, HoldsSnapshots):
+            self.path = self.store.snapshot_dir.parent
         else:
-            self.path = Path(self.store.path)
+            self.path = Path(work_dir) if work_dir is not None else Path(".evidencedesk")
         self._lock = threading.RLock()
         self._build: int | None = None
         self._searchers: dict[tuple[Any, ...], Searcher] = {}
@@ -298,11 +298,9 @@ class Desk:
 
     def _make_searcher(self, method: str, names: tuple[str, ...] | None) -> Searcher:
         cache = self.path / EMBEDDINGS_FILE
-        if self.is_postgres:
-            from evidencedesk.backends.postgres.factory import pg_searcher
-
+        if isinstance(self.store, SearchesInside):
             leg_names = list(names or hybrid_legs(self.settings)) if method == "hybrid" else [method]
-            if "dense" in leg_names:
+            if "dense" in leg_names and isinstance(self.store, HoldsVectors):
                 self.store.ensure_vectors(dense_embedder(self.settings), cache)
             params = pg_searcher_params(self.settings, method, cache, names)
             if method in ("tfidf", "lsa"):  # no database form: built in memory from the chunks
@@ -311,7 +309,7 @@ class Desk:
                 for leg, extra in ([(method, params)] if method != "hybrid" else params["leg_params"].items()):
                     if leg != "dense":
                         extra["tenant_statistics"] = True
-            return pg_searcher(method, self.store, **params)
+            return self.store.searcher(method, **params)
         split = self.tenant_statistics()
         mapped = None if split else self._snapshot_searcher(method, names)  # one index over every tenant
         if mapped is not None:
@@ -445,6 +443,7 @@ class Desk:
         order: str | None = None,
         rewrite: RewriteOptions | None = None,
         label: Any = None,
+        over: tuple[Searcher, Sequence[Chunk]] | None = None,
         save: bool = True,
         owner: str | None = None,
     ) -> dict[str, Any]:
@@ -452,8 +451,10 @@ class Desk:
 
         Arguments left None take the configured values (``retrieval.k``, ``retrieval.rerank``,
         ``context.*``, ``generator.name``); ``rerank`` is none, overlap, llm or cross-encoder:MODEL.
-        ``rewrite`` asks for query rewriting steps. The trace is stored unless ``save`` is False,
-        as made by the API key ``owner`` when one is named (the HTTP service names the caller's).
+        ``rewrite`` asks for query rewriting steps; ``label`` adds the labelled question's diagnosis.
+        ``over`` answers from other chunks than the store's (a searcher and its chunks: the web lab's
+        re-chunkings). The trace is stored unless ``save`` is False, as made by the API key ``owner``
+        when one is named (the HTTP service names the caller's).
         """
         from evidencedesk.answer.pipeline import ask, result_dict
 
@@ -479,9 +480,14 @@ class Desk:
 
         answerer = gen()
         reranker = build_reranker(rerank if rerank is not None else rerank_spec(s), gen)
-        searcher = self.searcher(method)
         the_scope = self.scope(scope)
-        by_id = ScopedChunks(self.store, the_scope)
+        by_id: Mapping[str, Chunk]
+        if over is None:
+            searcher = self.searcher(method)
+            by_id = ScopedChunks(self.store, the_scope)
+        else:
+            searcher = over[0]
+            by_id = {c.id: c for c in over[1] if the_scope.allows_chunk(c)}
         checked, trace = ask(
             question,
             searcher,

@@ -18,33 +18,18 @@ import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
+from evidencedesk.errors import EvidencedeskError
+
 if TYPE_CHECKING:
     from evidencedesk.config import Settings
     from evidencedesk.desk import Desk
     from evidencedesk.retrieval.scope import Scope
 
-def known_errors() -> tuple[type[BaseException], ...]:
-    """The errors a command turns into a message and an exit code (anything else is a bug and propagates)."""
-    from evidencedesk.ingest.errors import IngestError
-    from evidencedesk.store import StoreError
-
-    errors: list[type[BaseException]] = [ValueError, RuntimeError, ImportError, OSError, StoreError, IngestError]
-    try:
-        from evidencedesk.backends.postgres.schema import PgStoreError
-    except ImportError:  # no PostgreSQL driver: no PostgreSQL store was opened either
-        pass
-    else:
-        errors.append(PgStoreError)
-    return tuple(errors)
-
-
 def exit_code(exc: BaseException) -> int:
     """The one place that maps errors to exit codes: a bad setting, flag or argument (ConfigError and
-    other ValueErrors) exits 2; a store, ingest, label or snapshot error, a missing generator library
-    or model, or a file that cannot be read exits 1."""
-    from evidencedesk.config import ConfigError
-    from evidencedesk.evaluation.labels import LabelError
-    from evidencedesk.retrieval.snapshot import SnapshotError
+    other ValueErrors) exits 2; a store, ingest, label, snapshot or generation error, a missing
+    generator library or model, or a file that cannot be read exits 1."""
+    from evidencedesk.errors import ConfigError, LabelError, SnapshotError
 
     if isinstance(exc, ConfigError):
         return 2
@@ -61,7 +46,7 @@ class _Commands(TyperGroup):
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise  # typer.Exit is a RuntimeError: a command's own exit passes through
-        except known_errors() as exc:  # evaluated only when an error propagates
+        except (EvidencedeskError, ValueError, ImportError, OSError, RuntimeError) as exc:
             fail(str(exc).strip() or type(exc).__name__, exit_code(exc))
 
 

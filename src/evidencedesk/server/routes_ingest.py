@@ -19,7 +19,6 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import ChunkerSettings
 from evidencedesk.server.deps import CallerDep, StateDep, refuse
 from evidencedesk.server.models import IngestPathRequest, IngestReportOut
@@ -57,10 +56,6 @@ _BODY = {
         },
     }
 }
-
-
-def _chunking(state: ServiceState, chunker: ChunkerSettings | None) -> ChunkingConfig:
-    return (chunker or state.settings.chunker).to_chunking()
 
 
 async def _stage_uploads(state: ServiceState, request: Request) -> tuple[Path, ChunkerSettings | None]:
@@ -132,7 +127,8 @@ async def ingest(request: Request, state: StateDep, caller: CallerDep) -> dict[s
     def checked_ingest() -> dict[str, Any]:
         with state.ingest_lock:  # no other ingest between the scope check and the write
             check_writes(folder, caller.scope, state.store.document)
-            report = state.store.ingest(folder, _chunking(state, chunker), remove_missing=False)
+            chosen = (chunker or state.settings.chunker).model_dump()
+            report = state.desk.ingest(folder, remove_missing=False, **chosen)
         return visible_report(report.to_dict(), caller.scope, state.store)
 
     try:
