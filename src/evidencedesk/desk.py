@@ -315,12 +315,11 @@ class Desk:
         if mapped is not None:
             return Serialized(mapped)
         from evidencedesk.retrieval.factory import make_searcher
-        from evidencedesk.retrieval.tenant_split import split_by_tenant
 
         chunks = self.store.chunks()
         self._chunks = chunks
         params = searcher_params(self.settings, method, cache, names)
-        return Serialized(split_by_tenant(chunks, lambda part: make_searcher(method, part, **params), split))
+        return Serialized(make_searcher(method, chunks, tenant_statistics=split, **params))
 
     def tenant_statistics(self) -> bool:
         """Whether searches use one index per tenant: ``retrieval.tenant_statistics`` is true and the

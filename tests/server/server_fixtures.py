@@ -46,9 +46,11 @@ def headers(key: str | None) -> dict[str, str]:
     return {"X-API-Key": key} if key else {}
 
 
-def make_client(store: Path, service: dict[str, Any] | ServiceSettings | None = None) -> TestClient:
-    settings = service if isinstance(service, ServiceSettings) else parse_service_settings(service or KEYS)
-    return TestClient(create_app(ServiceState(store, Settings(), settings)))
+def make_client(
+    store: Path, service: dict[str, Any] | ServiceSettings | None = None, settings: Settings | None = None
+) -> TestClient:
+    keys = service if isinstance(service, ServiceSettings) else parse_service_settings(service or KEYS)
+    return TestClient(create_app(ServiceState(store, settings or Settings(), keys)))
 
 
 def free_port() -> int:

@@ -3,22 +3,36 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from server_fixtures import AUDITOR_KEY, PUBLIC_KEY, headers
+from server_fixtures import AUDITOR_KEY, PUBLIC_KEY, headers, make_client
 from typer.testing import CliRunner
 
 from evidencedesk.cli import app
+from evidencedesk.config import load_settings
 
 runner = CliRunner()
 VOLATILE = ("trace_id", "timings")  # a fresh id and wall times differ on every run
+CONFIG: list[str] = []  # --config FILE: the shared settings both front ends read
+
+
+@pytest.fixture(scope="module")
+def client(kestrel_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """The service and the command line read one config file. It turns per-tenant statistics on
+    explicitly: the service would turn them on by itself (its keys name tenants), the CLI would not."""
+    config = tmp_path_factory.mktemp("parity") / "evidencedesk.yaml"
+    config.write_text("retrieval:\n  tenant_statistics: true\n", encoding="utf-8")
+    CONFIG[:] = ["--config", str(config)]
+    with make_client(kestrel_store, settings=load_settings(config)) as c:
+        yield c
 
 
 def cli_json(*args: str) -> Any:
-    result = runner.invoke(app, list(args))
+    result = runner.invoke(app, [*args, *CONFIG])
     assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)
 

@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from evidencedesk.config import Settings
 from evidencedesk.server import routes_eval, routes_ingest, routes_lab, routes_ops, routes_query, routes_records
-from evidencedesk.server.limits import upload_limit
+from evidencedesk.server.limits import JsonTooLarge, upload_limit
 from evidencedesk.server.settings import ServiceSettings, no_keys_file
 from evidencedesk.server.state import ServiceState
 
@@ -50,7 +50,6 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
         version=_version(),
         summary="Search and answer from documents with citations, inside each API key's scope.",
         lifespan=lifespan,
-        max_body_size=state.service.max_body_bytes,  # counted while the body streams in, not from Content-Length
     )
     app.state.service = state
 
@@ -79,8 +78,13 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
             exc = StarletteHTTPException(413, f"request body larger than {limit} bytes", exc.headers)
         return await http_exception_handler(request, exc)
 
+    def body_limit(path: str) -> int:
+        return upload_limit(state.service) if path == "/ingest" else state.service.max_body_bytes
+
+    app.add_middleware(JsonTooLarge, limit_for=body_limit)
+    # bodies are counted while they stream in, not taken from Content-Length (FastAPI's max_body_size)
     for module in (routes_ops, routes_records, routes_query, routes_eval, routes_lab):
-        app.include_router(module.router)
+        app.include_router(module.router, max_body_size=state.service.max_body_bytes)
     app.include_router(routes_ingest.router, max_body_size=upload_limit(state.service))
     app.mount("/", StaticFiles(directory=STATIC, html=True), name="lab")
     return app

@@ -9,6 +9,7 @@ arrive, so a client sending no Content-Length (chunked transfer) or a false one 
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 import time
@@ -16,6 +17,7 @@ from collections import deque
 from collections.abc import Callable
 
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evidencedesk.server.settings import CostSpec, LimitSpec, ServiceSettings
 
@@ -79,9 +81,43 @@ def too_many(retry_after: float, limits: LimitSpec) -> HTTPException:
     )
 
 
+class JsonTooLarge:
+    """Outermost middleware: the body limit's plain-text 413 becomes JSON naming the limit, like every error."""
+
+    def __init__(self, app: ASGIApp, limit_for: Callable[[str], int]) -> None:
+        self.app = app
+        self.limit_for = limit_for
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        replacing = False
+        body = b""
+
+        async def rewrite(message: Message) -> None:
+            nonlocal replacing, body
+            if message["type"] == "http.response.start" and message["status"] == 413:
+                kind = dict(message.get("headers") or []).get(b"content-type", b"")
+                replacing = kind.startswith(b"text/plain")
+                if replacing:
+                    limit = self.limit_for(scope["path"])
+                    body = json.dumps({"detail": f"request body larger than {limit} bytes"}).encode()
+                    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+                    await send({**message, "headers": headers})
+                    return
+            if replacing and message["type"] == "http.response.body":
+                if not message.get("more_body"):
+                    await send({"type": "http.response.body", "body": body})
+                return
+            await send(message)
+
+        await self.app(scope, receive, rewrite)
+
+
 def upload_limit(service: ServiceSettings) -> int:
     """The byte limit of one ``/ingest`` request: every allowed file at its largest, plus the form's framing."""
     return int(service.max_upload_bytes * service.max_upload_files + 64 * 1024)
 
 
-__all__ = ["LIMITED", "RateLimiter", "route_cost", "too_many", "upload_limit"]
+__all__ = ["LIMITED", "JsonTooLarge", "RateLimiter", "route_cost", "too_many", "upload_limit"]

@@ -29,7 +29,6 @@ from evidencedesk.errors import ConfigError
 from evidencedesk.evaluation.labels import Label, load_labels
 from evidencedesk.retrieval.factory import METHODS, make_searcher
 from evidencedesk.retrieval.scope import Scope
-from evidencedesk.retrieval.tenant_split import split_by_tenant
 from evidencedesk.server.access import KeyRing, check_startup, with_tenant_statistics
 from evidencedesk.server.cache import BuildCache
 from evidencedesk.server.limits import RateLimiter
@@ -115,7 +114,7 @@ class ServiceState:
         split = bool(self.settings.retrieval.tenant_statistics)
 
         def build() -> Serialized:
-            return Serialized(split_by_tenant(corpus.chunks, lambda part: make_searcher(method, part, **params), split))
+            return Serialized(make_searcher(method, corpus.chunks, tenant_statistics=split, **params))
 
         return corpus.searchers.get((method, names), build)
 

@@ -15,7 +15,6 @@ from evidencedesk.backends.postgres.store import PgStore
 from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.factory import DEFAULT_LEGS, METHODS, _legs, make_searcher
 from evidencedesk.retrieval.hybrid import HybridSearcher
-from evidencedesk.retrieval.tenant_split import split_by_tenant
 
 _BM25_SETTINGS = ("k1", "b", "tokenizer", "stem", "stopwords", "language", "min_length")
 _DENSE_PARAMS = ("embedder", "cache_path", "mode", "ef_search", "max_scan_tuples", "fallback", "batch_size")
@@ -49,8 +48,7 @@ def pg_searcher(method: str, store: PgStore, **params: Any) -> Searcher:
             params["embedder"] = embedder_from_name(params["embedder"])
         return PgDenseSearcher(store, **params)
     if method in ("tfidf", "lsa"):
-        split = bool(params.pop("tenant_statistics", False))
-        return split_by_tenant(store.chunks(), lambda part: make_searcher(method, part, **params), split)
+        return make_searcher(method, store.chunks(), **params)
     if method == "hybrid":
         names = _legs(params.pop("legs", DEFAULT_LEGS))
         leg_params = params.pop("leg_params", None) or {}
