@@ -306,7 +306,7 @@ class Desk:
             if method in ("tfidf", "lsa"):  # no database form: built in memory from the chunks
                 params = leg_params(self.settings, method, cache)
             if self.tenant_statistics():
-                for leg, extra in ([(method, params)] if method != "hybrid" else params["leg_params"].items()):
+                for leg, extra in [(method, params)] if method != "hybrid" else params["leg_params"].items():
                     if leg != "dense":
                         extra["tenant_statistics"] = True
             return self.store.searcher(method, **params)

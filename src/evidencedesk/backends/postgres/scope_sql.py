@@ -64,4 +64,3 @@ def limit_tenants(conn: psycopg.Connection, scope: Scope | None) -> None:
         return
     names = sorted(v for v in scope.tenants if "\x00" not in v)
     conn.execute("SELECT set_config('evidencedesk.tenants', %s, true)", (json.dumps(names),))
-
