@@ -78,3 +78,26 @@ def test_a_key_without_ingest_and_anonymous_callers_may_not_write(world: tuple[T
     files = [("files", ("x.md", note("acme", "public", ident="x"), "text/markdown"))]
     assert client.post("/ingest", files=files, headers=auth("acme-public")).status_code == 403
     assert client.post("/ingest", files=files).status_code == 403
+
+
+def test_an_embedded_store_of_version_1_gains_owner_columns(tmp_path: Path) -> None:
+    """A store made before traces had owners opens with its traces kept, now ownerless."""
+    from evidencedesk.store import Store
+
+    with Store(tmp_path / "s") as db:
+        db.save_trace("old", {"query": "q"})
+    with sqlite3.connect(tmp_path / "s" / DB_NAME) as conn:  # make it look like a version 1 store
+        conn.execute("CREATE TABLE t2 AS SELECT id, created_at, data FROM traces")
+        conn.execute("DROP TABLE traces")
+        conn.execute("ALTER TABLE t2 RENAME TO traces")
+        conn.execute("CREATE TABLE e2 AS SELECT id, created_at, build_id, data FROM eval_runs")
+        conn.execute("DROP TABLE eval_runs")
+        conn.execute("ALTER TABLE e2 RENAME TO eval_runs")
+        conn.execute("UPDATE schema_version SET version = 1")
+    with Store(tmp_path / "s") as db:
+        assert db.load_trace("old") == {"query": "q"} and db.load_trace("old", owner="k") is None
+        db.save_trace("new", {"query": "r"}, owner="k")
+        assert [t["query"] for t in db.traces(owner="k")] == ["r"]
+        assert db.save_eval_run({"m": 1}, owner="k") and len(db.eval_runs(owner="k")) == 1
+    with sqlite3.connect(tmp_path / "s" / DB_NAME) as conn:
+        assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == 2

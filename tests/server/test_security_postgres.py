@@ -166,3 +166,32 @@ def test_write_corpus_is_what_the_stores_hold(stores: dict[str, PgStore], tmp_pa
     assert sorted(d.id for d in stores["shared"].documents()) == sorted(
         p.stem for p in write_corpus(tmp_path / "c").iterdir()
     )
+
+
+def test_a_version_1_store_is_migrated_with_owners_and_policies(pg_url: str, tmp_path: Path) -> None:
+    """A store made before traces had owners opens, gains the owner columns and the tenant policies,
+    and keeps its traces (they have no owner: made outside the service)."""
+    from evidencedesk.backends.postgres.schema import MIGRATIONS, search_path
+
+    schema = f"sec_old_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+        conn.execute(f'CREATE TABLE "{schema}".schema_migrations (version integer PRIMARY KEY, applied_at text)')
+        with conn.transaction():
+            conn.execute(search_path(conn, schema, local=True))
+            conn.execute(MIGRATIONS[1].encode())
+            conn.execute("INSERT INTO schema_migrations VALUES (1, 'then')")
+            conn.execute("INSERT INTO traces (id, created_at, data) VALUES ('old', 'then', '{\"query\": \"q\"}')")
+    try:
+        with PgStore(pg_url, schema=schema) as store:
+            assert store.load_trace("old") == {"query": "q"}
+            assert store.load_trace("old", owner="someone") is None
+            store.save_trace("new", {"query": "r"}, owner="someone")
+            assert [t["query"] for t in store.traces(owner="someone")] == ["r"]
+            with store.pool.connection() as conn:
+                policies = conn.execute(
+                    "SELECT tablename FROM pg_policies WHERE schemaname = %s ORDER BY tablename", (schema,)
+                ).fetchall()
+        assert [p[0] for p in policies] == sorted(["documents", "chunks", "chunk_terms", "chunk_vectors"])
+    finally:
+        _drop(pg_url, schema)
