@@ -1,5 +1,9 @@
 """The public names are a promise: this test pins them, and each must import."""
 
+import ast
+import inspect
+from importlib import import_module
+
 import evidencedesk
 
 PINNED = [
@@ -57,3 +61,19 @@ def test_errors_raised_inside_the_package_are_the_exported_ones(tmp_path) -> Non
         assert "retrieval" in str(exc)
     else:
         raise AssertionError("expected ConfigError")
+
+
+def test_type_checkers_see_the_same_names_as_the_lazy_loader() -> None:
+    """The ``if TYPE_CHECKING`` imports name exactly the public names, from the modules they load from."""
+    tree = ast.parse(inspect.getsource(evidencedesk))
+    block = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+    seen = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names:
+            assert alias.asname == alias.name, f"{alias.name}: re-export it as itself"
+            seen[alias.name] = getattr(import_module(node.module), alias.name)
+    assert sorted(seen) == evidencedesk.__all__
+    for name, value in seen.items():
+        assert getattr(evidencedesk, name) is value, name
+    assert callable(evidencedesk.validate) and callable(evidencedesk.mmr)

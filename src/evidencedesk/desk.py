@@ -121,6 +121,18 @@ class ScopedChunks(Mapping[str, Chunk]):
         return self._all()
 
 
+def _diagnosis(label: Any, chunks: Mapping[str, Chunk], k: int) -> Callable[[Any], Sequence[Finding]] | None:
+    """The labelled question's diagnosis of a finished trace (it reads the chunks inside the scope)."""
+    if label is None:
+        return None
+    from evidencedesk.evaluation.taxonomy import diagnose
+
+    def findings(trace: Any) -> Sequence[Finding]:
+        return diagnose(label, trace, list(chunks.values()), k)
+
+    return findings
+
+
 def redact(url: str) -> str:
     """A store URL without its password (for messages)."""
     from urllib.parse import urlsplit
@@ -145,7 +157,7 @@ def _open_pg(url: str, settings: Settings) -> Any:
         ) from None
     try:
         return open_store(url, **bm25_settings(settings))
-    except DriverError as exc:
+    except (DriverError, StoreError) as exc:
         lines = str(exc).replace(url, redact(url)).strip().splitlines()
         raise StoreError(f"cannot open store {redact(url)}: {lines[0] if lines else type(exc).__name__}") from None
 
@@ -335,7 +347,7 @@ class Desk:
         Later searches open it memory-mapped instead of loading every chunk and rebuilding the index;
         an ingest makes it stale (searches then fall back to the in-memory index until it is rewritten).
         """
-        from evidencedesk.retrieval.snapshot_settings import write_store_snapshot
+        from evidencedesk.wiring_snapshot import write_store_snapshot
 
         if self.is_postgres:
             raise ConfigError("write_index: a PostgreSQL store keeps its indexes in the database")
@@ -357,7 +369,7 @@ class Desk:
             return None, "PostgreSQL store: searches run in the database"
         with self._lock:
             if self._snap is None:
-                from evidencedesk.retrieval.snapshot_settings import snapshot_status
+                from evidencedesk.wiring_snapshot import snapshot_status
 
                 self._snap = snapshot_status(self.store, self.settings)
             return self._snap
@@ -366,7 +378,7 @@ class Desk:
         snap, _ = self._snapshot()
         if snap is None:
             return None
-        from evidencedesk.retrieval.snapshot_settings import snapshot_searcher
+        from evidencedesk.wiring_snapshot import snapshot_searcher
 
         legs = names or hybrid_legs(self.settings)
         return snapshot_searcher(snap, self.store, self.settings, method, legs, lambda: dense_embedder(self.settings))
@@ -497,7 +509,7 @@ class Desk:
             candidates=depth,
             reranker=reranker,
             rewrite=build_rewriter(rewrite, gen),
-            label=label,
+            diagnose=_diagnosis(label, by_id, k),
             diversify=build_diversity(s),
             **context_options(s),
         )

@@ -54,7 +54,8 @@ def hybrid_legs(settings: Settings) -> tuple[str, ...]:
 
 
 def fusion_params(settings: Settings, names: Sequence[str]) -> dict[str, Any]:
-    """A hybrid's fusion settings: method, RRF constant, weights and the depth each leg ranks to."""
+    """A hybrid's fusion settings: method, RRF constant, weights, and the depth each leg ranks to
+    (its own ``depth``; legs the settings do not list rank as deep as the deepest listed one)."""
     r = settings.retrieval
     depths = [leg.depth for leg in r.legs if leg.method in names]
     return {
@@ -62,6 +63,7 @@ def fusion_params(settings: Settings, names: Sequence[str]) -> dict[str, Any]:
         "rrf_k": r.fusion.k,
         "weights": r.fusion.weights,
         "depth": max(depths or [leg.depth for leg in r.legs]),
+        "depths": {leg.method: leg.depth for leg in r.legs if leg.method in names},
     }
 
 
@@ -103,7 +105,7 @@ def pg_searcher_params(
 def bm25_settings(settings: Settings) -> dict[str, Any]:
     """The BM25 leg's ``tokenizer``, ``k1`` and ``b`` (the defaults when no leg is BM25)."""
     from evidencedesk.config import LegSettings
-    from evidencedesk.index.tokenize import Tokenizer
+    from evidencedesk.text.tokenizer import Tokenizer
 
     leg = next((x for x in settings.retrieval.legs if x.method == "bm25"), LegSettings(method="bm25"))
     return {"tokenizer": Tokenizer(stem=leg.stem, stopwords=leg.stopwords), "k1": leg.k1, "b": leg.b}

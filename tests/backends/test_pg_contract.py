@@ -6,10 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.support.contract import round_trip
-
 from evidencedesk.backends.postgres import PgBM25Searcher, PgStore
 from evidencedesk.store.contract import HoldsSnapshots, HoldsVectors, SearchesInside, StoreProtocol
+from tests.support.contract import round_trip
 
 
 def test_pg_store_meets_the_contract(make_store: Callable[..., Any], tmp_path: Path) -> None:

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from security_corpus import auth, build_store, doc_id, note, service_settings, write_labels
-from server_fixtures import make_client
 
 from evidencedesk.store import DB_NAME
+from tests.support.security import auth, build_store, doc_id, note, service_settings, write_labels
+from tests.support.server import make_client
 
 
 def dump(store: Path, tenant: str) -> list[tuple[Any, ...]]:

@@ -16,7 +16,11 @@ from typing import Any
 import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
-from security_corpus import (
+from starlette.routing import Mount, Route
+
+from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.store import Store
+from tests.support.security import (
     QUERY,
     SCOPES,
     all_markers,
@@ -27,11 +31,7 @@ from security_corpus import (
     service_settings,
     write_labels,
 )
-from server_fixtures import make_client
-from starlette.routing import Mount, Route
-
-from evidencedesk.chunking.config import ChunkingConfig
-from evidencedesk.store import Store
+from tests.support.server import make_client
 
 CALLERS: list[str | None] = [name for name in SCOPES if name is not None] + [None]
 SCOPE_ALL = {"statuses": None, "audiences": ["public", "staff"], "tenants": ["acme", "globex", "initech"]}

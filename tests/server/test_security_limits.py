@@ -6,8 +6,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from security_corpus import KEYS, QUERY, auth, build_store, service_settings, write_labels
-from server_fixtures import make_client
 from typer.testing import CliRunner
 
 from evidencedesk.cli.app import app as cli
@@ -16,6 +14,8 @@ from evidencedesk.server.access import check_bind
 from evidencedesk.server.limits import RateLimiter
 from evidencedesk.server.settings import LimitSpec, no_keys_file, parse_service_settings
 from evidencedesk.store import Store
+from tests.support.security import KEYS, QUERY, auth, build_store, service_settings, write_labels
+from tests.support.server import make_client
 
 
 @pytest.fixture(scope="module")

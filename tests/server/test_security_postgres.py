@@ -14,10 +14,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from security_corpus import AUDIENCES, QUERY, TENANTS, doc_id, note, write_corpus
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.retrieval.scope import Scope
+from tests.support.security import AUDIENCES, QUERY, TENANTS, doc_id, note, write_corpus
 
 psycopg = pytest.importorskip("psycopg")
 from evidencedesk.backends.postgres import PgStore  # noqa: E402

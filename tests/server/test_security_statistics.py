@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from security_corpus import AUDIENCES, KEYS, QUERY, TENANTS, auth, doc_id, note, service_settings, write_labels
-from server_fixtures import make_client
 from typer.testing import CliRunner
 
 from evidencedesk.chunking.config import ChunkingConfig
@@ -16,6 +14,8 @@ from evidencedesk.cli.app import app as cli
 from evidencedesk.config import parse_settings
 from evidencedesk.desk import Desk
 from evidencedesk.store import Store
+from tests.support.security import AUDIENCES, KEYS, QUERY, TENANTS, auth, doc_id, note, service_settings, write_labels
+from tests.support.server import make_client
 
 ACME = {"tenants": ["acme"], "audiences": list(AUDIENCES), "statuses": None}
 QUERIES = [QUERY, "receipt form within 30 days", "frames five years zqacmestaffmark"]

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from server_fixtures import AUDITOR_KEY, PUBLIC_KEY, headers, make_client
 from typer.testing import CliRunner
 
 from evidencedesk.cli import app
 from evidencedesk.config import load_settings
+from tests.support.server import AUDITOR_KEY, PUBLIC_KEY, headers, make_client
 
 runner = CliRunner()
 VOLATILE = ("trace_id", "timings")  # a fresh id and wall times differ on every run

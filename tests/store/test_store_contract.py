@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.contract import round_trip
-
 from evidencedesk.store import Store
 from evidencedesk.store.contract import HoldsSnapshots, HoldsVectors, SearchesInside, StoreProtocol
+from tests.support.contract import round_trip
 
 
 def test_embedded_store_meets_the_contract(tmp_path: Path, corpus: Path) -> None:

@@ -79,7 +79,9 @@ def ask_command(
     ] = None,
     rerank: Annotated[
         str | None,
-        typer.Option("--rerank", help="none, overlap or cross-encoder:PATH_OR_NAME. Default: the config's (none)."),
+        typer.Option(
+            "--rerank", help="none, overlap, llm or cross-encoder:PATH_OR_NAME. Default: the config's (none)."
+        ),
     ] = None,
     generator: Annotated[
         str | None,

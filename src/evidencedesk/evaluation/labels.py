@@ -20,7 +20,7 @@ from typing import Any
 
 from evidencedesk.documents import Chunk
 from evidencedesk.errors import LabelError
-from evidencedesk.evaluation.text import normalise_space
+from evidencedesk.text import normalise_space
 
 TAGS = ("exact_term", "paraphrase", "bangla", "structured", "stale", "staff", "unanswerable", "multi")
 GRADES = (1, 2)

@@ -36,11 +36,11 @@ from evidencedesk.index.bm25_files import MappedBM25, save_bm25
 from evidencedesk.index.counts import TermCounts
 from evidencedesk.index.dense import DenseIndex
 from evidencedesk.index.string_table import StringTable, load_mapped, write_strings
-from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.row_searcher import check_k
 from evidencedesk.retrieval.rows import COLUMNS, RowMasks, id_ranks, top_k
 from evidencedesk.retrieval.scope import Scope
+from evidencedesk.text.tokenizer import Tokenizer
 
 FORMAT = 1
 MANIFEST = "manifest.json"

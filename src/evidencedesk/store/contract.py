@@ -156,4 +156,8 @@ class HoldsSnapshots(Protocol):
         ...
 
 
-__all__ = ["Chunker", "HoldsSnapshots", "HoldsVectors", "Progress", "SearchesInside", "StoreProtocol"]
+class SnapshotStore(StoreProtocol, HoldsSnapshots, Protocol):
+    """A store that can hold a snapshot: what writing and checking one needs."""
+
+
+__all__ = ["Chunker", "HoldsSnapshots", "HoldsVectors", "Progress", "SearchesInside", "SnapshotStore", "StoreProtocol"]
