@@ -87,10 +87,15 @@ def test_an_embedded_store_of_version_1_gains_owner_columns(tmp_path: Path) -> N
     with Store(tmp_path / "s") as db:
         db.save_trace("old", {"query": "q"})
     with sqlite3.connect(tmp_path / "s" / DB_NAME) as conn:  # make it look like a version 1 store
-        conn.execute("CREATE TABLE t2 AS SELECT id, created_at, data FROM traces")
+        # the tables as version 1 made them: no owner column
+        conn.execute("CREATE TABLE t2 (id TEXT PRIMARY KEY, created_at TEXT NOT NULL, data TEXT NOT NULL)")
+        conn.execute("INSERT INTO t2 SELECT id, created_at, data FROM traces")
         conn.execute("DROP TABLE traces")
         conn.execute("ALTER TABLE t2 RENAME TO traces")
-        conn.execute("CREATE TABLE e2 AS SELECT id, created_at, build_id, data FROM eval_runs")
+        conn.execute(
+            "CREATE TABLE e2 (id INTEGER PRIMARY KEY AUTOINCREMENT, created_at TEXT NOT NULL, build_id INTEGER,"
+            " data TEXT NOT NULL)"
+        )
         conn.execute("DROP TABLE eval_runs")
         conn.execute("ALTER TABLE e2 RENAME TO eval_runs")
         conn.execute("UPDATE schema_version SET version = 1")

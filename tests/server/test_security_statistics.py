@@ -85,4 +85,4 @@ def test_the_service_turns_it_on_when_keys_name_tenants(stores: dict[str, Path],
         assert result.exit_code == 0, result.output
         cli_out[name] = [(h["chunk_id"], h["score"]) for h in json.loads(result.stdout)]
     assert cli_out["alone"] == cli_out["shared"] == got["alone"]
-    assert KEYS  # the keys the service used name tenants (security_corpus.SCOPES)
+    assert KEYS  # the keys the service used name tenants (tests.support.security.SCOPES)
