@@ -12,7 +12,8 @@ from tests.support.paths import KESTREL_LABELS
 from tests.support.server import KEYS, PUBLIC_KEY, STAFF_KEY, headers
 
 STAFF = headers(STAFF_KEY)
-NOTE = "---\nid: {id}\ntitle: {title}\naudience: public\n---\n\n# {title}\n\n{body}\n"
+# the example corpus's main tenant: per-tenant statistics rank a note against its own tenant's text
+NOTE = "---\nid: {id}\ntitle: {title}\naudience: public\ntenant: kestrel\n---\n\n# {title}\n\n{body}\n"
 
 
 def note(doc_id: str, body: str) -> str:
