@@ -86,6 +86,10 @@ class RetrievalSettings(_Strict):
     rerank: RerankSettings = RerankSettings()
     diversity: DiversitySettings = DiversitySettings()
     k: int = Field(5, ge=1, le=1000)
+    # true: one index per tenant when the store holds several, so no tenant's scores depend on
+    # another's text (document frequencies, lengths, the LSA basis); false: one index over every
+    # tenant; null (default): false, except in the HTTP service when a key's scope names tenants
+    tenant_statistics: bool | None = None
 
     @property
     def method(self) -> str:

@@ -347,15 +347,27 @@ class Desk:
             params = pg_searcher_params(self.settings, method, cache, names)
             if method in ("tfidf", "lsa"):  # no database form: built in memory from the chunks
                 params = leg_params(self.settings, method, cache)
+            if self.tenant_statistics():
+                for leg, extra in [(method, params)] if method != "hybrid" else params["leg_params"].items():
+                    if leg != "dense":
+                        extra["tenant_statistics"] = True
             return self.store.searcher(method, **params)
-        mapped = self._snapshot_searcher(method, names)
+        split = self.tenant_statistics()
+        mapped = None if split else self._snapshot_searcher(method, names)  # one index over every tenant
         if mapped is not None:
             return Serialized(mapped)
         from evidencedesk.retrieval.factory import make_searcher
 
         chunks = self.store.chunks()
         self._chunks = chunks
-        return Serialized(make_searcher(method, chunks, **searcher_params(self.settings, method, cache, names)))
+        params = searcher_params(self.settings, method, cache, names)
+        return Serialized(make_searcher(method, chunks, tenant_statistics=split, **params))
+
+    def tenant_statistics(self) -> bool:
+        """Whether searches use one index per tenant: ``retrieval.tenant_statistics`` is true and the
+        store holds several tenants (with one tenant both ways give the same scores). The memory-mapped
+        snapshot holds one index over every tenant, so it is not used then."""
+        return bool(self.settings.retrieval.tenant_statistics) and len(self.store.tenants()) > 1
 
     # -- memory-mapped snapshot --------------------------------------------------------------------
     def write_index(self, dense: bool = True, ann: bool = True, timings: dict[str, float] | None = None) -> Path:
@@ -378,6 +390,8 @@ class Desk:
     def snapshot_status(self) -> str:
         """Whether searches use the memory-mapped snapshot, and if not, why."""
         self.build_id()
+        if not self.is_postgres and self.tenant_statistics():
+            return "not used: retrieval.tenant_statistics builds one index per tenant in memory"
         return self._snapshot()[1]
 
     def _snapshot(self) -> tuple[Any, str]:
@@ -472,6 +486,7 @@ class Desk:
         label: Any = None,
         over: tuple[Searcher, Sequence[Chunk]] | None = None,
         save: bool = True,
+        owner: str | None = None,
     ) -> dict[str, Any]:
         """Answer with validated citations, or abstain; returns what ``evidencedesk ask --json`` prints.
 
@@ -479,7 +494,8 @@ class Desk:
         ``context.*``, ``generator.name``); ``rerank`` is none, overlap, llm or cross-encoder:MODEL.
         ``rewrite`` asks for query rewriting steps; ``label`` adds the labelled question's diagnosis.
         ``over`` answers from other chunks than the store's (a searcher and its chunks: the web lab's
-        re-chunkings). The trace is stored unless ``save`` is False.
+        re-chunkings). The trace is stored unless ``save`` is False, as made by the API key ``owner``
+        when one is named (the HTTP service names the caller's).
         """
         from evidencedesk.answer.pipeline import ask, result_dict
 
@@ -530,17 +546,17 @@ class Desk:
         out = result_dict(checked, trace, by_id)
         out["searcher"] = searcher_label(searcher)
         if save:
-            self.store.save_trace(trace.id, out)
+            self.store.save_trace(trace.id, out, owner=owner)
         return out
 
     # -- traces ----------------------------------------------------------------------------------
-    def trace(self, trace_id: str) -> dict[str, Any] | None:
-        """A stored trace (what ``ask`` returned), or None."""
-        return self.store.load_trace(trace_id)
+    def trace(self, trace_id: str, owner: str | None = None) -> dict[str, Any] | None:
+        """A stored trace (what ``ask`` returned), or None; with ``owner``, only one that key made."""
+        return self.store.load_trace(trace_id, owner=owner)
 
-    def traces(self, limit: int = 50) -> list[dict[str, Any]]:
-        """The most recent stored traces, newest first."""
-        return self.store.traces(limit)
+    def traces(self, limit: int = 50, owner: str | None = None) -> list[dict[str, Any]]:
+        """The most recent stored traces, newest first; with ``owner``, only that key's."""
+        return self.store.traces(limit, owner=owner)
 
     # -- evaluate --------------------------------------------------------------------------------
     def evaluate(
@@ -557,8 +573,10 @@ class Desk:
         hide_outside_scope: bool = False,
         size_series: bool = False,
         save: bool = True,
+        owner: str | None = None,
     ) -> dict[str, Any]:
-        """Score labelled questions (a labels file or loaded labels); returns the run (``run_id`` when saved).
+        """Score labelled questions (a labels file or loaded labels); returns the run (``run_id`` when
+        saved, as made by the API key ``owner`` when one is named).
 
         ``methods`` adds rows to the strategies table; ``answers`` names a generator that answers
         every question too; ``unfiltered`` also scores without the scope; ``hide_outside_scope``
@@ -617,7 +635,7 @@ class Desk:
         if size_series:
             run["size_series"] = [s.to_dict() for s in self.size_series(rows, method, the_scope)]
         if save:
-            run["run_id"] = self.store.save_eval_run(run)
+            run["run_id"] = self.store.save_eval_run(run, owner=owner)
         return run
 
     def size_series(self, labels: Sequence[Any], method: str | None = None, scope: Scope | None = None) -> list[Any]:

@@ -41,8 +41,18 @@ atexit.register(shutil.rmtree, _root, ignore_errors=True)
 SERVICE = parse_service_settings(
     {
         "allow_anonymous": True,
+        "anonymous_scope": {"tenants": ["kestrel", "default"]},  # the store holds two tenants: name them
         "ingest_root": str(_root),
-        "keys": [{"name": "fuzzer", "key": KEY, "scope": {"statuses": None, "audiences": None}, "ingest": True}],
+        "keys": [
+            {
+                "name": "fuzzer",
+                "key": KEY,
+                "scope": {"statuses": None, "audiences": None},
+                "ingest": True,
+                "admin": True,  # reaches /metrics and every stored record
+                "limits": {"requests": None, "cost": None},  # every generated request reaches its route
+            }
+        ],
     }
 )
 APP = create_app(ServiceState(_store(_root), Settings(), SERVICE), close_on_shutdown=False)

@@ -23,7 +23,7 @@ from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import Settings
 from evidencedesk.desk import Desk
 from evidencedesk.server.app import create_app
-from evidencedesk.server.settings import ServiceSettings
+from evidencedesk.server.settings import no_keys_file
 from evidencedesk.server.state import ServiceState
 from evidencedesk.store import Store
 from tests.support.reliability import COUNTS, marker_of, snapshot, write_versioned
@@ -96,7 +96,7 @@ def test_reads_during_ingests_see_one_build_and_no_write_is_lost(tmp_path: Path)
     done = threading.Event()
     errors: list[BaseException] = []
     reads: Counter[str] = Counter()
-    app = create_app(ServiceState(store, Settings(), ServiceSettings()))
+    app = create_app(ServiceState(store, Settings(), no_keys_file()))  # as `serve` without a keys file
 
     def loop(name: str, read: Callable[[], list[str]]) -> None:
         try:

@@ -12,7 +12,7 @@ from evidencedesk.retrieval.factory import METHODS
 from evidencedesk.server.models import Method
 from evidencedesk.server.settings import bundled_labels
 from evidencedesk.store import Store
-from tests.support.server import AUDITOR_KEY, BENGALI_KEY, KEYS, PUBLIC_KEY, STAFF_KEY, headers
+from tests.support.server import ADMIN_KEY, AUDITOR_KEY, BENGALI_KEY, KEYS, PUBLIC_KEY, STAFF_KEY, headers
 
 DATA_ROUTES = [
     ("GET", "/documents", None),
@@ -107,13 +107,15 @@ def test_metrics_count_queries_abstentions_and_stale_contexts(
     kestrel_store: Path, client_for: Callable[..., TestClient]
 ) -> None:
     c = client_for(kestrel_store)
-    empty = c.get("/metrics").json()
+    ops = headers(ADMIN_KEY)  # the counts span every tenant: admin keys only
+    assert c.get("/metrics", headers=headers(PUBLIC_KEY)).status_code == 403
+    empty = c.get("/metrics", headers=ops).json()
     assert empty["queries"]["total"] == 0 and empty["stale_context_rate"] is None
     c.post("/search", json={"query": "warranty frame years", "method": "bm25"})
     c.post("/search", json={"query": "zzzzqqq", "method": "bm25"})  # matches nothing
     c.post("/ask", json={"question": "How many days do I have to return an item?", "method": "bm25"})
     c.post("/ask", json={"question": "Do you sell spaceships to Mars?", "method": "bm25"})
-    m = c.get("/metrics").json()
+    m = c.get("/metrics", headers=ops).json()
     assert m["queries"] == {"total": 4, "search": 2, "ask": 2}
     assert m["zero_hit_rate"] == 0.25
     assert m["abstention_rate"] == 0.5 and m["citation_validity"] == 1.0
@@ -126,13 +128,13 @@ def test_metrics_count_queries_abstentions_and_stale_contexts(
     r = c.post("/ask", json={"question": "How many days to return?", "method": "bm25", "scope": history},
                headers=headers(AUDITOR_KEY))  # fmt: skip
     assert {x.split(":")[0] for x in r.json()["context"]} == {"kc-returns-v2"}
-    assert c.get("/metrics").json()["stale_context_rate"] == 1 / 3
-    text = c.get("/metrics", headers={"Accept": "text/plain"})
+    assert c.get("/metrics", headers=ops).json()["stale_context_rate"] == 1 / 3
+    text = c.get("/metrics", headers={"Accept": "text/plain", **ops})
     assert text.headers["content-type"].startswith("text/plain")
     assert "evidencedesk_stale_context_ratio 0.333" in text.text
     assert 'evidencedesk_queries_total{kind="ask"} 3.0' in text.text
     assert 'evidencedesk_stage_latency_ms{stage="retrieval",quantile="0.95"}' in text.text
-    assert c.get("/metrics?format=prometheus").text.startswith("# HELP")
+    assert c.get("/metrics?format=prometheus", headers=ops).text.startswith("# HELP")
 
 
 def test_lab_questions_search_and_rechunking(client: TestClient, kestrel_store: Path) -> None:
@@ -150,7 +152,9 @@ def test_lab_questions_search_and_rechunking(client: TestClient, kestrel_store: 
     kept, dropped = out["context"]["context"], [d["chunk_id"] for d in out["context"]["dropped"]]
     assert sorted(kept + dropped) == sorted(r["chunk_id"] for r in out["results"])  # every passage is accounted for
     assert all(f"[{cid}]" in out["context"]["text"] for cid in kept)
-    small = client.post("/lab/search", json={"question_id": "q16", "k": 5, "chunker": {"name": "fixed", "size": 30}})
+    rechunk = {"question_id": "q16", "k": 5, "chunker": {"name": "fixed", "size": 30}}
+    assert client.post("/lab/search", json=rechunk).status_code == 403  # re-chunking needs a key
+    small = client.post("/lab/search", json=rechunk, headers=headers(PUBLIC_KEY))
     assert small.json()["n_chunks"] > out["n_chunks"] and small.json()["chunking"]["size"] == 30
     typed = client.post("/lab/search", json={"query": label.question}).json()
     assert typed["label"]["id"] == "q16"  # a typed labelled question is recognised
@@ -160,7 +164,8 @@ def test_lab_questions_search_and_rechunking(client: TestClient, kestrel_store: 
     asked = client.post("/lab/ask", json={"question_id": "q16"}).json()
     assert asked["grades"] and asked["citations"] and all("shared_words" in r for r in asked["retrieved"])
     assert client.post("/lab/search", json={"question_id": "q999"}).status_code == 404
-    tiny = client.post("/lab/search", json={"query": "x", "chunker": {"name": "fixed", "size": 2, "unit": "chars"}})
+    tiny = client.post("/lab/search", json={"query": "x", "chunker": {"name": "fixed", "size": 2, "unit": "chars"}},
+                       headers=headers(PUBLIC_KEY))  # fmt: skip
     assert tiny.status_code == 400 and "at least 50 chars" in tiny.json()["detail"]
 
 

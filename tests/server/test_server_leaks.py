@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.store import Store
-from tests.support.server import AUDITOR_KEY, PUBLIC_KEY, STAFF_KEY, headers
+from tests.support.server import ADMIN_KEY, AUDITOR_KEY, PUBLIC_KEY, STAFF_KEY, headers
 
 PUBLIC = headers(PUBLIC_KEY)
 # Questions aimed at the hidden documents: staff goodwill rules, the superseded returns policy, the draft.
@@ -123,8 +123,11 @@ def test_traces_made_by_a_wider_key_stay_hidden(client: TestClient, hidden: tupl
     assert client.get(f"/traces/{staff['trace_id']}", headers=PUBLIC).status_code == 404
     assert client.get(f"/traces/{mine['trace_id']}", headers=PUBLIC).status_code == 200
     assert client.get(f"/traces/{staff['trace_id']}", headers=headers(STAFF_KEY)).status_code == 200
-    # The staff key covers the public scope, so it sees the public trace too.
-    assert client.get(f"/traces/{mine['trace_id']}", headers=headers(STAFF_KEY)).status_code == 200
+    # A trace belongs to the key that made it: the staff key's scope covers the public one, yet it
+    # does not see the public key's trace; an admin key sees both.
+    assert client.get(f"/traces/{mine['trace_id']}", headers=headers(STAFF_KEY)).status_code == 404
+    for trace in (mine, staff):
+        assert client.get(f"/traces/{trace['trace_id']}", headers=headers(ADMIN_KEY)).status_code == 200
 
 
 def test_eval_runs_metrics_and_lab_stay_public(client: TestClient, hidden: tuple[set[str], list[str]]) -> None:
@@ -147,7 +150,7 @@ def test_eval_runs_metrics_and_lab_stay_public(client: TestClient, hidden: tuple
     assert_clean(report.text, secrets, "/eval report")
     for path in ("/metrics", "/metrics?format=prometheus", "/lab/options", "/lab/questions"):
         r = client.get(path, headers=PUBLIC)
-        assert r.status_code == 200
+        assert r.status_code == (403 if path.startswith("/metrics") else 200)
         assert_clean(r.text, secrets, path)
     for query in PROBES:
         for chunker in (None, {"name": "fixed", "size": 40, "unit": "words"}):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,14 +12,27 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from evidencedesk.cli import app
-from tests.support.server import AUDITOR_KEY, headers
+from evidencedesk.config import load_settings
+from tests.support.server import AUDITOR_KEY, PUBLIC_KEY, headers, make_client
 
 runner = CliRunner()
 VOLATILE = ("trace_id", "timings")  # a fresh id and wall times differ on every run
+CONFIG: list[str] = []  # --config FILE: the shared settings both front ends read
+
+
+@pytest.fixture(scope="module")
+def client(kestrel_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """The service and the command line read one config file. It turns per-tenant statistics on
+    explicitly: the service would turn them on by itself (its keys name tenants), the CLI would not."""
+    config = tmp_path_factory.mktemp("parity") / "evidencedesk.yaml"
+    config.write_text("retrieval:\n  tenant_statistics: true\n", encoding="utf-8")
+    CONFIG[:] = ["--config", str(config)]
+    with make_client(kestrel_store, settings=load_settings(config)) as c:
+        yield c
 
 
 def cli_json(*args: str) -> Any:
-    result = runner.invoke(app, list(args))
+    result = runner.invoke(app, [*args, *CONFIG])
     assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -67,10 +81,10 @@ def test_hybrid_search_matches_the_cli(client: TestClient, kestrel_store: Path) 
 )  # fmt: skip
 def test_ask_matches_the_cli(client: TestClient, kestrel_store: Path, question: str) -> None:
     expected = cli_json("ask", question, "--store", str(kestrel_store), "--method", "bm25", "--json")
-    r = client.post("/ask", json={"question": question, "method": "bm25"})
+    r = client.post("/ask", json={"question": question, "method": "bm25"}, headers=headers(PUBLIC_KEY))
     assert r.status_code == 200, r.text
     got = r.json()
     assert stable(got) == stable(expected)
     assert got["trace_id"] != expected["trace_id"] and set(got["timings"]) == set(expected["timings"])
     # Both traces were stored, and the service's one reads back as it was returned.
-    assert client.get(f"/traces/{got['trace_id']}").json() == got
+    assert client.get(f"/traces/{got['trace_id']}", headers=headers(PUBLIC_KEY)).json() == got

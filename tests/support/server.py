@@ -17,9 +17,12 @@ PUBLIC_KEY = "public-key-0123456789"
 STAFF_KEY = "staff-key-0123456789ab"
 AUDITOR_KEY = "auditor-key-0123456789"
 BENGALI_KEY = "bengali-key-0123456789"
+ADMIN_KEY = "admin-key-0123456789abc"
 
 KEYS: dict[str, Any] = {
     "allow_anonymous": True,
+    # the example store holds two tenants (kestrel, and default for its files without front matter)
+    "anonymous_scope": {"tenants": ["kestrel", "default"]},
     "keys": [
         {"name": "public", "key": PUBLIC_KEY, "scope": {"statuses": ["current"], "audiences": ["public"]}},
         {"name": "staff", "key": STAFF_KEY, "scope": {"audiences": ["public", "staff"]}, "ingest": True},
@@ -30,6 +33,7 @@ KEYS: dict[str, Any] = {
             "choose_date": True,
         },
         {"name": "bengali", "key": BENGALI_KEY, "scope": {"langs": ["bn"]}},
+        {"name": "ops", "key": ADMIN_KEY, "scope": {"statuses": None, "audiences": None}, "admin": True},
     ],
 }
 
@@ -38,9 +42,11 @@ def headers(key: str | None) -> dict[str, str]:
     return {"X-API-Key": key} if key else {}
 
 
-def make_client(store: Path, service: dict[str, Any] | ServiceSettings | None = None) -> TestClient:
-    settings = service if isinstance(service, ServiceSettings) else parse_service_settings(service or KEYS)
-    return TestClient(create_app(ServiceState(store, Settings(), settings)))
+def make_client(
+    store: Path, service: dict[str, Any] | ServiceSettings | None = None, settings: Settings | None = None
+) -> TestClient:
+    keys = service if isinstance(service, ServiceSettings) else parse_service_settings(service or KEYS)
+    return TestClient(create_app(ServiceState(store, settings or Settings(), keys)))
 
 
 def free_port() -> int:

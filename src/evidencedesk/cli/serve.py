@@ -31,11 +31,20 @@ def serve(
         Path | None,
         typer.Option("--keys", help="Service settings YAML: API keys and scopes, anonymous access, ingest root."),
     ] = None,
+    anonymous_tenant: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--anonymous-tenant",
+            help="A tenant a caller without a key may see (repeat for several); needed when the store holds "
+            "several tenants and anonymous access is on.",
+        ),
+    ] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "info",
     as_json: JsonOpt = False,
 ) -> None:
     """Serve search, ask, ingest, eval, traces and metrics over HTTP, and the lab at /."""
     from evidencedesk.config import ConfigError
+    from evidencedesk.server.access import check_bind
     from evidencedesk.server.settings import load_service_settings
 
     if not 0 < port < 65536:
@@ -43,6 +52,10 @@ def serve(
     settings = load_config(config)
     try:
         service = load_service_settings(keys)
+        if anonymous_tenant:
+            scope = service.anonymous_scope.model_copy(update={"tenants": list(anonymous_tenant)})
+            service = service.model_copy(update={"anonymous_scope": scope})
+        check_bind(service, host)
     except ConfigError as exc:
         fail(str(exc), 2)
     location = store if store is not None else settings.store
@@ -58,7 +71,10 @@ def serve(
         desk = open_desk(settings, location, existing=False)
     except (StoreError, OSError) as exc:  # name the store, never a password
         fail(f"cannot open store {label}: {str(exc).replace(location, label)}")
-    state = ServiceState(desk, settings, service)
+    try:
+        state = ServiceState(desk, settings, service)
+    except ConfigError as exc:  # secure defaults refused these settings for this store
+        fail(str(exc), 2)
     url = f"http://{host}:{port}/"
     info = {
         "url": url,
@@ -70,6 +86,8 @@ def serve(
     if as_json:
         print_json(info)
     else:
-        who = "anonymous: public scope" if service.allow_anonymous else "anonymous: refused (401)"
+        tenants = service.anonymous_scope.tenants
+        shown = f"public scope, tenants {', '.join(tenants)}" if tenants else "public scope"
+        who = f"anonymous: {shown}" if service.allow_anonymous else "anonymous: refused (401)"
         console.print(f"serving {label} at {url} ({len(service.keys)} key(s); {who})", highlight=False)
     uvicorn.run(create_app(state), host=host, port=port, log_level=log_level)

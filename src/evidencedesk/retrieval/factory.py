@@ -104,8 +104,18 @@ def _hybrid(chunks: list[Chunk], **params: Any) -> Searcher:
 
 
 def make_searcher(method: str, chunks: Sequence[Chunk], **params: Any) -> Searcher:
-    """A searcher of ``method`` over ``chunks``; unknown methods or parameters raise ValueError."""
+    """A searcher of ``method`` over ``chunks``; unknown methods or parameters raise ValueError.
+
+    ``tenant_statistics=True`` gives the lexical methods (bm25, tfidf, lsa, and those legs of a
+    hybrid) one index per tenant (``TenantSplit``), so no tenant's scores depend on another's text;
+    a hybrid then fuses the merged per-tenant lists as usual.
+    """
     chunks = list(chunks)
+    split = bool(params.pop("tenant_statistics", False))
+    if split and method in ("bm25", "tfidf", "lsa"):
+        from evidencedesk.retrieval.tenant_split import split_by_tenant
+
+        return split_by_tenant(chunks, lambda part: make_searcher(method, part, **dict(params)), True)
     if method == "bm25":
         return _construct(BM25Searcher, method, chunks, _with_tokenizer(params))
     if method == "tfidf":
@@ -115,5 +125,9 @@ def make_searcher(method: str, chunks: Sequence[Chunk], **params: Any) -> Search
     if method == "dense":
         return _dense(chunks, **params)
     if method == "hybrid":
+        if split:
+            legs = params.get("leg_params") or {}
+            names = _legs(params.get("legs", DEFAULT_LEGS))
+            params["leg_params"] = {n: {**dict(legs.get(n, {})), "tenant_statistics": True} for n in names}
         return _hybrid(chunks, **params)
     raise ValueError(f"method: unknown method {method!r}; choose from {', '.join(METHODS)}")

@@ -1,7 +1,8 @@
 """create_app: the FastAPI service over one store, and the web lab served from ``static/``.
 
 Every data route needs a caller (an API key, or anonymous when the settings allow it) and runs
-inside that caller's scope. Request counts and latencies per route feed ``/metrics``.
+inside that caller's scope. Request bodies are counted as they stream in (FastAPI's ``max_body_size``).
+Request counts and latencies per route feed ``/metrics``.
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from fastapi import FastAPI, Request, Response
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from evidencedesk.config import Settings
 from evidencedesk.server import routes_eval, routes_ingest, routes_lab, routes_ops, routes_query, routes_records
-from evidencedesk.server.settings import ServiceSettings
+from evidencedesk.server.limits import JsonTooLarge, upload_limit
+from evidencedesk.server.settings import ServiceSettings, no_keys_file
 from evidencedesk.server.state import ServiceState
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -52,9 +56,6 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
     @app.middleware("http")
     async def count(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         start = time.perf_counter()
-        declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > state.service.max_body_bytes and request.url.path != "/ingest":
-            return JSONResponse({"detail": f"request body larger than {state.service.max_body_bytes} bytes"}, 413)
         if request.url.path == "/ingest":  # ingest is bounded by its upload limits, and must not be cut off
             response = await call_next(request)
         else:
@@ -70,15 +71,28 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         return response
 
-    for module in (routes_ops, routes_records, routes_query, routes_ingest, routes_eval, routes_lab):
-        app.include_router(module.router)
+    @app.exception_handler(StarletteHTTPException)
+    async def explain(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 413 and exc.detail == "Content Too Large":  # the body limit's own answer
+            limit = upload_limit(state.service) if request.url.path == "/ingest" else state.service.max_body_bytes
+            exc = StarletteHTTPException(413, f"request body larger than {limit} bytes", exc.headers)
+        return await http_exception_handler(request, exc)
+
+    def body_limit(path: str) -> int:
+        return upload_limit(state.service) if path == "/ingest" else state.service.max_body_bytes
+
+    app.add_middleware(JsonTooLarge, limit_for=body_limit)
+    # bodies are counted while they stream in, not taken from Content-Length (FastAPI's max_body_size)
+    for module in (routes_ops, routes_records, routes_query, routes_eval, routes_lab):
+        app.include_router(module.router, max_body_size=state.service.max_body_bytes)
+    app.include_router(routes_ingest.router, max_body_size=upload_limit(state.service))
     app.mount("/", StaticFiles(directory=STATIC, html=True), name="lab")
     return app
 
 
 def build_app(store: str | Path, settings: Settings | None = None, service: ServiceSettings | None = None) -> FastAPI:
     """A service over the store folder ``store`` with the given (or default) settings."""
-    return create_app(ServiceState(store, settings or Settings(), service or ServiceSettings()))
+    return create_app(ServiceState(store, settings or Settings(), service or no_keys_file()))
 
 
 __all__ = ["STATIC", "build_app", "create_app"]

@@ -8,7 +8,8 @@ from fastapi import Depends, HTTPException, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from evidencedesk.retrieval.scope import Scope
-from evidencedesk.server.access import AccessError, Caller, request_scope
+from evidencedesk.server.access import AccessError, Caller, parse_credentials, request_scope
+from evidencedesk.server.limits import route_cost, too_many
 from evidencedesk.server.models import ScopeRequest
 from evidencedesk.server.state import ServiceState
 
@@ -26,16 +27,25 @@ def refuse(status: int, message: str) -> NoReturn:
 
 
 def get_caller(
+    request: Request,
     state: Annotated[ServiceState, Depends(get_state)],
     api_key: Annotated[str | None, Security(_api_key)] = None,
     bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)] = None,
 ) -> Caller:
-    """The caller of this request; 401 for an unknown key, or for no key when anonymous access is off."""
-    presented = api_key or (bearer.credentials if bearer is not None else None)
+    """The caller of this request: 401 for an unknown, blank or malformed key (read from the raw
+    headers, so a malformed one is never taken for "no key"), or for no key when anonymous access is
+    off; 429 with Retry-After when a limited route would pass the caller's rate or cost limit."""
     try:
-        return state.keys.identify(presented)
+        presented = parse_credentials(request.headers.get("x-api-key"), request.headers.get("authorization"))
+        caller = state.keys.identify(presented)
     except AccessError as exc:
         refuse(exc.status, exc.message)
+    cost = route_cost(request.method, request.url.path, state.service.costs)
+    if cost is not None:
+        wait = state.limiter.charge(caller.name, caller.limits, cost)
+        if wait is not None:
+            raise too_many(wait, caller.limits)
+    return caller
 
 
 def scope_for(caller: Caller, requested: ScopeRequest | None) -> Scope:

@@ -13,12 +13,11 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
-from evidencedesk.desk import ScopedChunks
 from evidencedesk.errors import ConfigError, LabelError
 from evidencedesk.evaluation.labels import load_labels
 from evidencedesk.evaluation.report_html import SizeSeries, render_report
 from evidencedesk.retrieval.scope import Scope
-from evidencedesk.server.access import Caller, record_visible
+from evidencedesk.server.access import Caller, current_chunk_ok, record_visible
 from evidencedesk.server.deps import CallerDep, StateDep, check_k, refuse, scope_for
 from evidencedesk.server.labels import visible_labels
 from evidencedesk.server.models import EvalRequest, EvalRunOut
@@ -66,6 +65,8 @@ def _run(state: ServiceState, body: EvalRequest, scope: Scope) -> dict[str, Any]
 @router.post("/eval", response_model=EvalRunOut)
 def run_eval(body: EvalRequest, state: StateDep, caller: CallerDep) -> dict[str, Any]:
     """Evaluate labelled questions (the service's labels, or a file inside the ingest root) and return the run."""
+    if caller.anonymous and not state.service.anonymous_eval:
+        refuse(403, "evaluation needs an API key (anonymous_eval is off)")
     body = state.with_defaults(body)
     check_k(state, body.k)
     scope = scope_for(caller, body.scope)
@@ -73,19 +74,20 @@ def run_eval(body: EvalRequest, state: StateDep, caller: CallerDep) -> dict[str,
         run = _run(state, body, scope)
     except ValueError as exc:
         refuse(400, str(exc))
-    run_id = state.store.save_eval_run(run) if body.save else None
+    run_id = state.store.save_eval_run(run, owner=caller.name) if body.save else None
     return {"run_id": run_id, **run}
 
 
 def _shown(state: ServiceState, caller: Caller, run: dict[str, Any] | None) -> bool:
+    """The run was made under a scope the caller's covers, and names only chunks allowed today."""
     if run is None:
         return False
-    allowed = ScopedChunks(state.store, caller.scope)  # reads only the chunks the run names
-    return record_visible(caller.scope, run, allowed.__contains__)
+    # reads only the chunks the run names; a chunk of a lab re-chunking is judged by its document
+    return record_visible(caller.scope, run, current_chunk_ok(state.store, caller.scope))
 
 
 def _visible_run(state: ServiceState, caller: Caller, run_id: int) -> dict[str, Any]:
-    run = state.store.load_eval_run(run_id)
+    run = None if caller.anonymous else state.store.load_eval_run(run_id, owner=caller.owner_filter)
     if run is None or not _shown(state, caller, run):
         refuse(404, f"no evaluation run {run_id}")
     return run
@@ -93,9 +95,12 @@ def _visible_run(state: ServiceState, caller: Caller, run_id: int) -> dict[str, 
 
 @router.get("/eval/runs")
 def list_runs(state: StateDep, caller: CallerDep) -> list[dict[str, Any]]:
-    """Stored evaluation runs the caller may see, newest first (summaries)."""
+    """The caller's stored evaluation runs (any key's with an admin key), newest first (summaries)."""
+    if caller.anonymous:
+        return []
     keys = ("id", "created_at", "build_id", "method", "k", "n_questions", "n_failed", "overall", "labels")
-    return [{k: run.get(k) for k in keys} for run in reversed(state.store.eval_runs()) if _shown(state, caller, run)]
+    runs = reversed(state.store.eval_runs(owner=caller.owner_filter))
+    return [{k: run.get(k) for k in keys} for run in runs if _shown(state, caller, run)]
 
 
 @router.get("/eval/runs/{run_id}")

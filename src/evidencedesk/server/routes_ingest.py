@@ -1,8 +1,9 @@
 """``POST /ingest``: uploaded files (multipart) or a server-side folder inside the allowed root (JSON).
 
-Only keys with ``ingest: true`` may call it. Ingest adds and updates; it never removes documents
-that the upload or folder does not hold. Uploads are staged in the store folder, ingested, and
-the staged copies deleted (the store keeps the text).
+Only keys with ``ingest: true`` may call it, and only for documents inside their scope's tenants and
+audiences (``write_scope``); the report names only documents the key may see. Ingest adds and
+updates; it never removes documents that the upload or folder does not hold. Uploads are staged in
+the store folder, ingested, and the staged copies deleted (the store keeps the text).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from evidencedesk.server.deps import CallerDep, StateDep, refuse
 from evidencedesk.server.models import IngestPathRequest, IngestReportOut
 from evidencedesk.server.paths import PathRefused, check_files, inside_root, upload_name
 from evidencedesk.server.state import ServiceState
+from evidencedesk.server.write_scope import WriteRefused, check_writes, visible_report
 from evidencedesk.store import StoreError
 
 router = APIRouter(tags=["ingest"])
@@ -121,12 +123,20 @@ async def ingest(request: Request, state: StateDep, caller: CallerDep) -> dict[s
         folder, chunker = await _json_folder(state, request)
     else:
         refuse(415, 'ingest: send multipart/form-data files or a JSON body {"path": ...}')
+
+    def checked_ingest() -> dict[str, Any]:
+        with state.ingest_lock:  # no other ingest between the scope check and the write
+            check_writes(folder, caller.scope, state.store.document)
+            chosen = (chunker or state.settings.chunker).model_dump()
+            report = state.desk.ingest(folder, remove_missing=False, **chosen)
+        return visible_report(report.to_dict(), caller.scope, state.store)
+
     try:
-        chosen = (chunker or state.settings.chunker).model_dump()
-        report = await run_in_threadpool(state.desk.ingest, folder, remove_missing=False, **chosen)
+        return await run_in_threadpool(checked_ingest)
+    except WriteRefused as exc:
+        refuse(403, str(exc))
     except (StoreError, NotADirectoryError) as exc:
         refuse(409, str(exc))
     finally:
         if staged:
             shutil.rmtree(folder, ignore_errors=True)
-    return report.to_dict()

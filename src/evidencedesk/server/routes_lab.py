@@ -91,6 +91,8 @@ def _prepare(state: ServiceState, caller: Caller, body: LabSearchRequest) -> _La
     check_text(state, query, "query")
     if label is None:
         label = next((x for x in labels.values() if x.question.strip() == query.strip()), None)
+    if body.chunker is not None and caller.anonymous and not state.service.anonymous_lab:
+        refuse(403, "re-chunking in the lab needs an API key (anonymous_lab is off)")
     if body.chunker is not None and body.chunker.size < MIN_SIZE[body.chunker.unit]:
         refuse(400, f"chunker size: at least {MIN_SIZE[body.chunker.unit]} {body.chunker.unit} in the lab")
     try:
@@ -169,5 +171,5 @@ def lab_ask(body: LabAskRequest, state: StateDep, caller: CallerDep) -> dict[str
         grades = {c.id: lab.label.grade_of(c) for c in found}
     out["grades"] = grades
     out["chunking"] = lab.corpus.chunking if lab.corpus is not None else None
-    state.store.save_trace(out["trace_id"], out)
+    state.store.save_trace(out["trace_id"], out, owner=caller.name, keep=state.service.trace_retention)
     return out

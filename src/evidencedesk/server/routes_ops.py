@@ -7,7 +7,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse
 
-from evidencedesk.server.deps import CallerDep, StateDep
+from evidencedesk.server.deps import CallerDep, StateDep, refuse
 from evidencedesk.server.models import Health
 
 router = APIRouter(tags=["operations"])
@@ -30,7 +30,12 @@ def metrics(
     caller: CallerDep,
     format: Literal["json", "prometheus"] | None = Query(None, description="Default: by the Accept header."),
 ) -> Any:
-    """Queries, zero-hit rate, abstention rate, stale-context share (must stay 0), citation validity, latency."""
+    """Queries, zero-hit rate, abstention rate, stale-context share (must stay 0), citation validity, latency.
+
+    The counts span every tenant, so they are for admin keys only (and, when no key is configured,
+    for the loopback-only anonymous caller)."""
+    if not caller.admin and not (caller.anonymous and not state.service.keys):
+        refuse(403, "metrics need an admin key")
     accept = request.headers.get("accept", "")
     wants_text = format == "prometheus" or (format is None and "text/plain" in accept and "json" not in accept)
     if wants_text:

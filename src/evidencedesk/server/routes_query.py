@@ -43,11 +43,12 @@ def ask(body: AskRequest, state: StateDep, caller: CallerDep) -> dict[str, Any]:
         out = state.desk.ask(
             body.question, scope, generator=state.generator_name(body.generator), method=body.method, k=k,
             candidates=candidates, rerank=body.rerank, budget_tokens=body.budget, floor=body.floor,
-            dedup_threshold=body.dedup, order=body.order,
+            dedup_threshold=body.dedup, order=body.order, save=False,
         )  # fmt: skip
     except ValueError as exc:
         refuse(400, str(exc))
     except (ImportError, FileNotFoundError, GenerationError) as exc:
         refuse(503, f"generator not available: {exc}")
+    state.store.save_trace(out["trace_id"], out, owner=caller.name, keep=state.service.trace_retention)
     state.metrics.record_ask(out, scope.day)
     return out

@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Query
 
-from evidencedesk.server.access import record_visible
+from evidencedesk.server.access import current_chunk_ok, record_visible
 from evidencedesk.server.deps import CallerDep, StateDep, refuse
 from evidencedesk.server.models import ChunkOut, DocumentOut, DocumentSummary, TraceSummary
 
@@ -63,14 +63,22 @@ def get_chunk(chunk_id: str, state: StateDep, caller: CallerDep) -> dict[str, An
     return chunk.to_dict()
 
 
+def _trace_shown(state: StateDep, caller: CallerDep, data: dict[str, Any]) -> bool:
+    """Made under a scope the caller's covers, and every chunk it names allowed by its current metadata."""
+    return record_visible(caller.scope, data, current_chunk_ok(state.store, caller.scope))
+
+
 @router.get("/traces", response_model=list[TraceSummary])
 def list_traces(
     state: StateDep, caller: CallerDep, limit: int = Query(20, ge=1, le=200, description="Most recent first.")
 ) -> list[dict[str, Any]]:
-    """Recent traces the caller may see: made under a scope the caller's covers, holding only allowed chunks."""
+    """Recent traces the caller made (any key's with an admin key), each re-checked against today's
+    metadata of the chunks it names. A caller without a key owns none."""
+    if caller.anonymous:
+        return []
     out = []
-    for data in state.store.traces(limit * 5):
-        if record_visible(caller.scope, data):
+    for data in state.store.traces(limit * 5, owner=caller.owner_filter):
+        if _trace_shown(state, caller, data):
             out.append(
                 {
                     "trace_id": data.get("trace_id", ""),
@@ -88,8 +96,8 @@ def list_traces(
 
 @router.get("/traces/{trace_id}")
 def get_trace(trace_id: str, state: StateDep, caller: CallerDep) -> dict[str, Any]:
-    """A stored trace in full (the object ``POST /ask`` returned)."""
-    data = state.store.load_trace(trace_id)
-    if data is None or not record_visible(caller.scope, data):
+    """A stored trace in full (the object ``POST /ask`` returned), for the key that made it (or an admin key)."""
+    data = None if caller.anonymous else state.store.load_trace(trace_id, owner=caller.owner_filter)
+    if data is None or not _trace_shown(state, caller, data):
         refuse(404, f"no trace {trace_id!r}")
     return data

@@ -3,23 +3,29 @@
 The shared ``evidencedesk.yaml`` (``config.Settings``) says how to chunk, retrieve and answer; this
 file says who may ask: API keys and the scope each one may see, whether a request without a key is
 served (with the anonymous scope) or refused with 401, which server-side folder ingest may read,
-the labels the lab and ``POST /eval`` use, and request limits. Example::
+the labels the lab and ``POST /eval`` use, and request, rate and cost limits. Example::
 
-    allow_anonymous: true
-    anonymous_scope: {statuses: [current], audiences: [public]}
+    allow_anonymous: false                  # the default once a keys file is given
     ingest_root: ./docs
     keys:
       - name: support-bot
         key_env: SUPPORT_BOT_KEY            # or key: "..." or key_sha256: "<hex digest>"
         scope: {audiences: [public], tenants: [kestrel]}
+        limits: {requests: 60, cost: 120}   # per window_seconds; the default is ``limits`` below
       - name: staff-desk
         key_sha256: "9f86d08..."
-        scope: {audiences: [public, staff]}
+        scope: {audiences: [public, staff], tenants: [kestrel]}
         ingest: true
+      - name: ops
+        key_env: OPS_KEY
+        scope: {statuses: null, audiences: null}
+        admin: true                         # sees every key's traces and evaluation runs
 
 A key's ``scope`` lists allowed values per field; a missing field keeps the safe default
 (``statuses: [current]``, ``audiences: [public]``, any language, tenant and document), and ``null``
-allows any value.
+allows any value. Without a keys file the service serves anonymous callers the public scope, listens
+on loopback only, and refuses to start over a store holding several tenants until the tenants an
+anonymous caller may see are named (see ``evidencedesk.server.access.check_startup``).
 """
 
 from __future__ import annotations
@@ -88,6 +94,25 @@ class ScopeSpec(_Strict):
         return self
 
 
+class LimitSpec(_Strict):
+    """Per-key limits on the costly routes (``/ask``, ``/eval``, ``/lab/...``, ``/ingest``) over a sliding
+    window: at most ``requests`` calls and ``cost`` units (see ``CostSpec``); past either the answer is
+    429 with Retry-After. ``null`` turns that limit off."""
+
+    requests: int | None = Field(120, ge=1)
+    cost: int | None = Field(600, ge=1)
+    window_seconds: float = Field(60.0, gt=0)
+
+
+class CostSpec(_Strict):
+    """What one call of each limited route costs against a key's ``limits.cost``."""
+
+    ask: int = Field(1, ge=0)
+    lab: int = Field(1, ge=0)
+    eval: int = Field(20, ge=0)  # scores every labelled question, possibly with several methods
+    ingest: int = Field(10, ge=0)  # parses, chunks and rebuilds the index
+
+
 class KeySpec(_Strict):
     """One API key: exactly one of ``key`` (the key itself), ``key_env`` (an environment variable
     holding it) or ``key_sha256`` (its hex digest), the scope it may see, and what else it may do."""
@@ -99,6 +124,8 @@ class KeySpec(_Strict):
     scope: ScopeSpec = ScopeSpec()
     ingest: bool = False  # may call POST /ingest
     choose_date: bool = False  # may set a request scope's valid_at (look at another day's documents)
+    admin: bool = False  # sees every key's traces and evaluation runs (each still checked against its scope)
+    limits: LimitSpec | None = None  # None: the service-wide ``limits``
 
     @model_validator(mode="after")
     def _one_secret(self) -> KeySpec:
@@ -120,8 +147,11 @@ class KeySpec(_Strict):
 
 
 class ServiceSettings(_Strict):
-    allow_anonymous: bool = True
+    allow_anonymous: bool = False  # a request without a key: refused with 401 unless this is true
     anonymous_scope: ScopeSpec = ScopeSpec()
+    anonymous_limits: LimitSpec | None = None  # None: the service-wide ``limits`` (shared by every anonymous caller)
+    anonymous_eval: bool = False  # may a caller without a key run POST /eval?
+    anonymous_lab: bool = False  # may a caller without a key re-chunk in the lab (a new index per chunker)?
     keys: list[KeySpec] = []
     ingest_root: Path | None = None  # server-side folders POST /ingest may read; None: path ingest is off
     labels: Path | None = None  # labels for the lab and POST /eval; None: the bundled example labels
@@ -134,6 +164,9 @@ class ServiceSettings(_Strict):
     max_candidates: int = Field(200, ge=1, le=10_000)  # candidate depth ``/ask`` may fetch before reranking
     max_request_seconds: float = Field(60.0, gt=0)  # every route but /ingest; past it the answer is 408
     lab_cache: int = Field(8, ge=1, le=256)  # re-chunked corpora (with their searchers) kept in memory
+    limits: LimitSpec = LimitSpec()  # per key, unless the key sets its own
+    costs: CostSpec = CostSpec()
+    trace_retention: int = Field(10_000, ge=1)  # traces kept (the newest); older ones are deleted
 
     @model_validator(mode="after")
     def _check(self) -> ServiceSettings:
@@ -172,10 +205,16 @@ def parse_service_settings(data: Any, source: str = "service settings", base: Pa
     return settings
 
 
+def no_keys_file() -> ServiceSettings:
+    """The settings without a keys file: no keys, anonymous callers get the public scope (and
+    ``check_startup`` then allows loopback only and a store of one tenant unless tenants are named)."""
+    return ServiceSettings(allow_anonymous=True)
+
+
 def load_service_settings(path: str | Path | None) -> ServiceSettings:
-    """Read the keys file (None: defaults, anonymous public access only). Relative paths are relative to the file."""
+    """Read the keys file (None: ``no_keys_file()``). Relative paths are relative to the file."""
     if path is None:
-        return ServiceSettings()
+        return no_keys_file()
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -190,11 +229,14 @@ def load_service_settings(path: str | Path | None) -> ServiceSettings:
 
 __all__ = [
     "GENERATOR_NAMES",
+    "CostSpec",
     "KeySpec",
+    "LimitSpec",
     "ScopeSpec",
     "ServiceSettings",
     "bundled_labels",
     "digest",
     "load_service_settings",
+    "no_keys_file",
     "parse_service_settings",
 ]

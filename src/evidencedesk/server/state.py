@@ -29,8 +29,9 @@ from evidencedesk.errors import ConfigError
 from evidencedesk.evaluation.labels import Label, load_labels
 from evidencedesk.retrieval.factory import METHODS, make_searcher
 from evidencedesk.retrieval.scope import Scope
-from evidencedesk.server.access import KeyRing
+from evidencedesk.server.access import KeyRing, check_startup, with_tenant_statistics
 from evidencedesk.server.cache import BuildCache
+from evidencedesk.server.limits import RateLimiter
 from evidencedesk.server.metrics import Metrics
 from evidencedesk.server.settings import ServiceSettings
 from evidencedesk.wiring import EMBEDDINGS_FILE, hybrid_legs, searcher_params
@@ -61,11 +62,20 @@ class ServiceState:
     def __init__(self, store: str | Path | Desk, settings: Settings, service: ServiceSettings) -> None:
         # a folder or a postgresql:// URL (the embedding cache and uploads then stay in .evidencedesk)
         self.desk = store if isinstance(store, Desk) else Desk(store, settings)
+        # keys that name tenants turn per-tenant statistics on (unless the shared config decides)
+        self.desk.settings = with_tenant_statistics(self.desk.settings, service)
         self.settings = self.desk.settings
         self.service = service
         self.store = self.desk.store
         self.store_path = self.desk.path
+        try:
+            check_startup(service, self.store.tenants())
+        except Exception:
+            self.desk.close()
+            raise
         self.keys = KeyRing(service)
+        self.limiter = RateLimiter()
+        self.ingest_lock = threading.Lock()  # one ingest at a time: its scope check and its write go together
         self.metrics = Metrics()
         self._corpora: BuildCache[Corpus] = BuildCache(service.lab_cache)
         self._labels_lock = threading.Lock()
@@ -101,7 +111,12 @@ class ServiceState:
             raise ConfigError("legs: only for method hybrid")
         names = tuple(legs) if legs else tuple(hybrid_legs(self.settings)) if method == "hybrid" else ()
         params = searcher_params(self.settings, method, self.store_path / EMBEDDINGS_FILE, names or None)
-        return corpus.searchers.get((method, names), lambda: Serialized(make_searcher(method, corpus.chunks, **params)))
+        split = bool(self.settings.retrieval.tenant_statistics)
+
+        def build() -> Serialized:
+            return Serialized(make_searcher(method, corpus.chunks, tenant_statistics=split, **params))
+
+        return corpus.searchers.get((method, names), build)
 
     # -- request defaults and generators -----------------------------------------------------------
     def with_defaults(self, body: RequestT) -> RequestT:

@@ -26,6 +26,7 @@ from evidencedesk.store.ingest_plan import DocumentWriter, IngestRun, now, read_
 from evidencedesk.store.records import Build, IngestReport
 
 IN_BATCH = 500  # ids per ``IN (...)`` list (SQLite's bound-parameter limit is 999)
+DEFAULT_TRACE_KEEP = 10_000  # traces kept by default: the newest ones; older ones are deleted as new ones arrive
 
 
 def plain_json(data: dict[str, Any]) -> Any:
@@ -65,12 +66,12 @@ class StoreBase(ABC):
         """Run ``work`` with this backend's writer inside one write transaction; commit what it returns."""
 
     @abstractmethod
-    def _put_trace(self, trace_id: str, created_at: str, data: Any) -> None:
-        """Insert or replace the trace ``trace_id`` (``data`` is JSON-safe)."""
+    def _put_trace(self, trace_id: str, created_at: str, data: Any, owner: str | None) -> None:
+        """Insert or replace the trace ``trace_id`` (``data`` is JSON-safe) made by the key ``owner``."""
 
     @abstractmethod
-    def _put_eval_run(self, created_at: str, build_id: int | None, data: Any) -> int:
-        """Insert an evaluation run (``data`` is JSON-safe) and return its id."""
+    def _put_eval_run(self, created_at: str, build_id: int | None, data: Any, owner: str | None) -> int:
+        """Insert an evaluation run (``data`` is JSON-safe) made by the key ``owner`` and return its id."""
 
     @abstractmethod
     def close(self) -> None: ...
@@ -209,32 +210,60 @@ class StoreBase(ABC):
         rows = self._rows("SELECT * FROM builds ORDER BY id DESC LIMIT 1")
         return self._build(rows[0]) if rows else None
 
+    def tenants(self) -> list[str]:
+        """The distinct tenants of the stored documents, sorted."""
+        return sorted(str(r["tenant"]) for r in self._rows("SELECT DISTINCT tenant FROM documents"))
+
     # -- traces ---------------------------------------------------------------------------------
-    def save_trace(self, trace_id: str, data: dict[str, Any]) -> None:
-        """Save (or replace) a trace under ``trace_id``."""
+    # ``owner`` names the API key that made a record (None: made outside the service); a read with
+    # an owner returns only that key's records.
+    def save_trace(
+        self, trace_id: str, data: dict[str, Any], owner: str | None = None, keep: int | None = DEFAULT_TRACE_KEEP
+    ) -> None:
+        """Save (or replace) a trace under ``trace_id``; then only the ``keep`` newest are kept (None: all)."""
         if not trace_id:
             raise ValueError("trace_id: must not be empty")
-        self._put_trace(trace_id, now(), plain_json(data))
+        if keep is not None and keep < 1:
+            raise ValueError(f"keep: must be at least 1, got {keep}")
+        self._put_trace(trace_id, now(), plain_json(data), owner)
+        if keep is not None:
+            m = self.MARK
+            self._rows(
+                f"DELETE FROM traces WHERE id NOT IN (SELECT id FROM traces ORDER BY {self.TRACE_ORDER} LIMIT {m})"
+                " RETURNING id",
+                (keep,),
+            )
 
-    def load_trace(self, trace_id: str) -> dict[str, Any] | None:
-        rows = self._rows(f"SELECT data FROM traces WHERE id = {self.MARK}", (trace_id,))
+    def load_trace(self, trace_id: str, owner: str | None = None) -> dict[str, Any] | None:
+        """The trace saved under ``trace_id``; with ``owner``, only when that key made it."""
+        m = self.MARK
+        if owner is None:
+            rows = self._rows(f"SELECT data FROM traces WHERE id = {m}", (trace_id,))
+        else:
+            rows = self._rows(f"SELECT data FROM traces WHERE id = {m} AND owner = {m}", (trace_id, owner))
         return dict(self._json_from(rows[0]["data"])) if rows else None
 
-    def traces(self, limit: int = 50) -> list[dict[str, Any]]:
-        """The ``limit`` most recently saved traces, newest first."""
+    def traces(self, limit: int = 50, owner: str | None = None) -> list[dict[str, Any]]:
+        """The ``limit`` most recently saved traces, newest first (with ``owner``: only that key's)."""
         if limit < 1:
             raise ValueError(f"limit: must be at least 1, got {limit}")
-        rows = self._rows(f"SELECT data FROM traces ORDER BY {self.TRACE_ORDER} LIMIT {self.MARK}", (limit,))
+        m = self.MARK
+        if owner is None:
+            rows = self._rows(f"SELECT data FROM traces ORDER BY {self.TRACE_ORDER} LIMIT {m}", (limit,))
+        else:
+            query = f"SELECT data FROM traces WHERE owner = {m} ORDER BY {self.TRACE_ORDER} LIMIT {m}"
+            rows = self._rows(query, (owner, limit))
         return [dict(self._json_from(r["data"])) for r in rows]
 
     # -- evaluation runs ------------------------------------------------------------------------
-    def save_eval_run(self, data: dict[str, Any]) -> int:
-        """Save an evaluation run and return its id; ``build_id`` is taken from ``data`` or the latest build."""
+    def save_eval_run(self, data: dict[str, Any], owner: str | None = None) -> int:
+        """Save an evaluation run made by the key ``owner`` and return its id; ``build_id`` is taken
+        from ``data`` or the latest build."""
         build_id = data.get("build_id")
         if build_id is None:
             latest = self.latest_build()
             build_id = latest.id if latest else None
-        return self._put_eval_run(now(), build_id, plain_json(data))
+        return self._put_eval_run(now(), build_id, plain_json(data), owner)
 
     def _eval_run(self, row: Any) -> dict[str, Any]:
         return {
@@ -244,14 +273,21 @@ class StoreBase(ABC):
             "build_id": row["build_id"],
         }
 
-    def load_eval_run(self, run_id: int) -> dict[str, Any] | None:
-        """The saved data with ``id``, ``created_at`` and ``build_id`` added."""
-        rows = self._rows(f"SELECT * FROM eval_runs WHERE id = {self.MARK}", (run_id,))
+    def load_eval_run(self, run_id: int, owner: str | None = None) -> dict[str, Any] | None:
+        """The saved data with ``id``, ``created_at`` and ``build_id`` added (with ``owner``: only that key's)."""
+        m = self.MARK
+        if owner is None:
+            rows = self._rows(f"SELECT * FROM eval_runs WHERE id = {m}", (run_id,))
+        else:
+            rows = self._rows(f"SELECT * FROM eval_runs WHERE id = {m} AND owner = {m}", (run_id, owner))
         return self._eval_run(rows[0]) if rows else None
 
-    def eval_runs(self) -> list[dict[str, Any]]:
-        """Every evaluation run, oldest first, each as load_eval_run returns it."""
+    def eval_runs(self, owner: str | None = None) -> list[dict[str, Any]]:
+        """Every evaluation run, oldest first, each as load_eval_run returns it (with ``owner``: only that key's)."""
+        if owner is not None:
+            rows = self._rows(f"SELECT * FROM eval_runs WHERE owner = {self.MARK} ORDER BY id", (owner,))
+            return [self._eval_run(r) for r in rows]
         return [self._eval_run(r) for r in self._rows("SELECT * FROM eval_runs ORDER BY id")]
 
 
-__all__ = ["IN_BATCH", "StoreBase", "plain_json"]
+__all__ = ["DEFAULT_TRACE_KEEP", "IN_BATCH", "StoreBase", "plain_json"]

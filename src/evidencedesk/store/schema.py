@@ -7,7 +7,7 @@ from pathlib import Path
 
 from evidencedesk.errors import StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DB_NAME = "evidencedesk.sqlite"
 
 _META_COLUMNS = "status TEXT NOT NULL, valid_from TEXT, valid_to TEXT, audience TEXT NOT NULL, lang TEXT NOT NULL, "
@@ -58,15 +58,28 @@ CREATE TABLE IF NOT EXISTS builds (
 CREATE TABLE IF NOT EXISTS traces (
     id TEXT PRIMARY KEY,
     created_at TEXT NOT NULL,
-    data TEXT NOT NULL
+    data TEXT NOT NULL,
+    owner TEXT
 );
+CREATE INDEX IF NOT EXISTS traces_owner ON traces(owner);
 CREATE TABLE IF NOT EXISTS eval_runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     created_at TEXT NOT NULL,
     build_id INTEGER,
-    data TEXT NOT NULL
+    data TEXT NOT NULL,
+    owner TEXT
 );
 """
+
+
+# version -> statements that bring a store of the version before up to it (the DDL above is already current)
+UPGRADES: dict[int, tuple[str, ...]] = {
+    2: (  # traces and evaluation runs remember the API key that made them (NULL: made outside the service)
+        "ALTER TABLE traces ADD COLUMN owner TEXT",
+        "ALTER TABLE eval_runs ADD COLUMN owner TEXT",
+        "CREATE INDEX IF NOT EXISTS traces_owner ON traces(owner)",
+    ),
+}
 
 
 def connect(folder: Path) -> sqlite3.Connection:
@@ -107,12 +120,18 @@ def _migrate(conn: sqlite3.Connection, folder: Path) -> None:
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        for statement in DDL.split(";"):
-            if statement.strip():
-                conn.execute(statement)
-        if _version(conn) is None:
+        version = _version(conn)  # again, under the write lock: another process may have migrated meanwhile
+        if version is None:
+            for statement in DDL.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
             conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        elif version < SCHEMA_VERSION:
+            for number in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in UPGRADES[number]:
+                    conn.execute(statement)
+            conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

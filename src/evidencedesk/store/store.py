@@ -93,17 +93,17 @@ class Store(StoreBase):
                 raise
             return report
 
-    def _put_trace(self, trace_id: str, created_at: str, data: Any) -> None:
+    def _put_trace(self, trace_id: str, created_at: str, data: Any, owner: str | None) -> None:
         with self._lock:
             self._conn.execute(
-                "INSERT OR REPLACE INTO traces (id, created_at, data) VALUES (?, ?, ?)",
-                (trace_id, created_at, json.dumps(data, ensure_ascii=False)),
+                "INSERT OR REPLACE INTO traces (id, created_at, data, owner) VALUES (?, ?, ?, ?)",
+                (trace_id, created_at, json.dumps(data, ensure_ascii=False), owner),
             )
 
-    def _put_eval_run(self, created_at: str, build_id: int | None, data: Any) -> int:
+    def _put_eval_run(self, created_at: str, build_id: int | None, data: Any, owner: str | None) -> int:
         with self._lock:
             cur = self._conn.execute(
-                "INSERT INTO eval_runs (created_at, build_id, data) VALUES (?, ?, ?)",
-                (created_at, build_id, json.dumps(data, ensure_ascii=False)),
+                "INSERT INTO eval_runs (created_at, build_id, data, owner) VALUES (?, ?, ?, ?)",
+                (created_at, build_id, json.dumps(data, ensure_ascii=False), owner),
             )
             return int(cur.lastrowid or 0)

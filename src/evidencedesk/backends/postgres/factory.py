@@ -3,6 +3,7 @@
 ``bm25`` and ``dense`` search inside the database; ``hybrid`` fuses legs as the embedded factory
 does; ``tfidf`` and ``lsa`` have no database form and are built in memory over the store's chunks.
 BM25 settings belong to the store (``PgStore(..., k1=, b=, tokenizer=)`` or ``configure_bm25``).
+``tenant_statistics=True`` (bm25, tfidf, lsa) ranks each tenant with its own collection statistics.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def pg_searcher(method: str, store: PgStore, **params: Any) -> Searcher:
                 f"{', '.join(settings)}: BM25 settings belong to the PostgreSQL store; open it with them "
                 "(PgStore(url, k1=..., b=..., tokenizer=...)) or call store.configure_bm25"
             )
-        _unknown(method, params, ("margin",))
+        _unknown(method, params, ("margin", "tenant_statistics"))
         return PgBM25Searcher(store, **params)
     if method == "dense":
         _unknown(method, params, _DENSE_PARAMS)

@@ -21,7 +21,7 @@ from psycopg import sql
 
 from evidencedesk.errors import PgStoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DEFAULT_SCHEMA = "evidencedesk"
 
 _SCOPE_COLUMNS = """
@@ -157,8 +157,33 @@ CREATE TRIGGER chunk_terms_delete AFTER DELETE ON chunk_terms
     REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION chunk_terms_removed();
 """
 
+# Version 2: traces and evaluation runs remember the API key that made them, and row-level security
+# keyed by tenant guards the tables holding document text, as a second wall under each query's WHERE
+# clause. A session that sets ``evidencedesk.tenants`` (a JSON array of tenant names)
+# reads and writes only those tenants' rows; a session that leaves it unset or empty is not limited.
+# FORCE makes the policies bind the tables' owner too; superusers and BYPASSRLS roles pass regardless,
+# so a deployment that wants the wall connects as an ordinary role.
+_TENANT_TABLES = ("documents", "chunks", "chunk_terms", "chunk_vectors")
+_TENANT_CHECK = (
+    "coalesce(current_setting('evidencedesk.tenants', true), '') = '' "
+    "OR tenant IN (SELECT jsonb_array_elements_text(current_setting('evidencedesk.tenants', true)::jsonb))"
+)
+_V2 = """
+ALTER TABLE traces ADD COLUMN owner text;
+ALTER TABLE eval_runs ADD COLUMN owner text;
+CREATE INDEX traces_owner ON traces (owner);
+""" + "".join(
+    f"""
+ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+ALTER TABLE {table} FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_rows ON {table} USING ({_TENANT_CHECK}) WITH CHECK ({_TENANT_CHECK});
+"""
+    for table in _TENANT_TABLES
+)
+TENANT_SETTING = "evidencedesk.tenants"
+
 # version -> DDL; append new versions, never edit an applied one.
-MIGRATIONS: dict[int, str] = {1: _V1}
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2}
 
 
 def _lock_key(schema: str) -> int:

@@ -7,8 +7,10 @@ parameters (``scope_*``), never spliced into the SQL text.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import psycopg
 from psycopg import sql
 
 from evidencedesk.retrieval.scope import Scope
@@ -50,3 +52,15 @@ def scope_condition(scope: Scope | None, alias: str = "") -> tuple[sql.Composed,
     if not parts:
         return sql.Composed([sql.SQL("TRUE")]), params
     return sql.Composed([sql.SQL("("), sql.SQL(" AND ").join(parts), sql.SQL(")")]), params
+
+
+def limit_tenants(conn: psycopg.Connection, scope: Scope | None) -> None:
+    """Inside the current transaction, let row-level security show only the scope's tenants.
+
+    A second wall under the WHERE clause (see the schema's version 2): even a query that forgot the
+    tenant condition then reads no other tenant's rows. A scope allowing any tenant sets nothing.
+    """
+    if scope is None or scope.tenants is None:
+        return
+    names = sorted(v for v in scope.tenants if "\x00" not in v)
+    conn.execute("SELECT set_config('evidencedesk.tenants', %s, true)", (json.dumps(names),))

@@ -10,6 +10,7 @@ statistics and the rows it ranks always belong to the same committed ingest.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from psycopg.rows import dict_row
 
 from evidencedesk.backends.postgres.bm25_sparse import QueryTerm
 from evidencedesk.backends.postgres.rows import CHUNK_SELECT, chunk_from_record
-from evidencedesk.backends.postgres.scope_sql import scope_condition
+from evidencedesk.backends.postgres.scope_sql import limit_tenants, scope_condition
 from evidencedesk.backends.postgres.store import PgStore
 from evidencedesk.documents import Chunk
 from evidencedesk.index.embedders import Embedder, default_embedder
@@ -42,6 +43,11 @@ _BM25_INDEX_SQL = (
 _BM25_SCAN_SQL = (
     "SELECT chunk_id, terms, tfs, dl FROM (SELECT chunk_id, terms, tfs, dl, weights <#> %(q)s AS neg"
     " FROM chunk_terms WHERE {scope} OFFSET 0) AS s WHERE neg < 0 ORDER BY neg, chunk_id LIMIT %(n)s"
+)
+_TENANT_STATS = "SELECT count(*), coalesce(sum(dl), 0) FROM chunk_terms WHERE tenant = %s"
+_TENANT_DF = (
+    "SELECT v.term, v.id, count(*) FROM vocab v JOIN chunk_terms c ON c.terms && ARRAY[v.id]"
+    " WHERE c.tenant = %s AND v.term = ANY(%s::text[]) GROUP BY v.term, v.id"
 )
 _HNSW_SQL = (
     "SELECT chunk_id, (embedding <#> %(q)s) AS neg FROM chunk_vectors WHERE {scope}"
@@ -81,11 +87,17 @@ class PgBM25Searcher:
     way the embedded index breaks them and the scores equal the embedded index's. When the query
     terms' postings (the sum of their document frequencies) number fewer than ``index_fraction``
     times the chunks, candidates come from the GIN index on term ids; otherwise from a scan.
+
+    ``tenant_statistics`` ranks each tenant in scope with its own chunk count, total length and
+    document frequencies (counted from ``chunk_terms`` at query time), as if it were alone in the
+    store, and merges the tenants' lists by score.
     """
 
     name = "bm25"
 
-    def __init__(self, store: PgStore, margin: int = 10, index_fraction: float = 0.05) -> None:
+    def __init__(
+        self, store: PgStore, margin: int = 10, index_fraction: float = 0.05, tenant_statistics: bool = False
+    ) -> None:
         if not isinstance(store, PgStore):
             raise ValueError(f"store: expected a PgStore, got {type(store).__name__}")
         if margin < 0:
@@ -95,6 +107,7 @@ class PgBM25Searcher:
         self.store = store
         self.margin = margin
         self.index_fraction = index_fraction
+        self.tenant_statistics = tenant_statistics
         self.last_path = ""  # which plan answered the last search: "index" or "scan"
 
     @property
@@ -116,36 +129,64 @@ class PgBM25Searcher:
 
     def search(self, query: str, k: int = 10, scope: Scope | None = None) -> list[Candidate]:
         k = check_k(k)
-        encoder = self.store.encoder
-        words = encoder.query_terms(_check_query(query))
+        words = self.store.encoder.query_terms(_check_query(query))
         if not words:
             return []
         with self.store.pool.connection() as conn, conn.transaction():
             conn.execute(_SNAPSHOT)
-            stats = conn.execute("SELECT n_chunks, total_length FROM bm25_stats").fetchone()
-            if not stats or not stats[0]:
-                return []
-            n, total = int(stats[0]), int(stats[1])
-            found = conn.execute("SELECT term, id, df FROM vocab WHERE term = ANY(%s::text[]) AND df > 0", (words,))
-            by_term = {term: (tid, df) for term, tid, df in found.fetchall()}
-            known = [w for w in words if w in by_term]
-            if not known:
-                return []
-            idf = encoder.idf(n, [by_term[w][1] for w in known])
-            terms = [QueryTerm(by_term[w][0], w, by_term[w][1], float(v)) for w, v in zip(known, idf, strict=True)]
-            condition, params = scope_condition(scope)
-            self.last_path = "index" if sum(t.df for t in terms) < self.index_fraction * n else "scan"
-            if self.last_path == "index":  # a scan testing the array overlap row by row is the slowest plan
-                conn.execute("SELECT set_config('enable_seqscan', 'off', true)")
-            statement = sql.SQL(_BM25_INDEX_SQL if self.last_path == "index" else _BM25_SCAN_SQL).format(
-                scope=condition
-            )
-            params.update(ids=[t.id for t in terms], q=encoder.query_vector(terms), n=k + self.margin)
-            rows = conn.execute(statement, params).fetchall()
-            avgdl = total / n
-            scored = [(cid, encoder.score(terms, ids, tfs, dl, avgdl)) for cid, ids, tfs, dl in rows]
+            limit_tenants(conn, scope)
+            if not self.tenant_statistics:
+                stats = conn.execute("SELECT n_chunks, total_length FROM bm25_stats").fetchone()
+                found = conn.execute("SELECT term, id, df FROM vocab WHERE term = ANY(%s::text[]) AND df > 0", (words,))
+                scored = self._rank(conn, words, k, scope, stats, found.fetchall())
+                return _candidates(conn, scored, self.name)
+            scored = []
+            for tenant in self._tenants(conn, scope):
+                part = replace(scope or Scope(), tenants=frozenset({tenant}))
+                stats = conn.execute(_TENANT_STATS, (tenant,)).fetchone()
+                found = conn.execute(_TENANT_DF, (tenant, words)).fetchall()
+                scored.extend(self._rank(conn, words, k, part, stats, found))
             scored.sort(key=lambda p: (-p[1], p[0]))
             return _candidates(conn, scored[:k], self.name)
+
+    @staticmethod
+    def _tenants(conn: psycopg.Connection, scope: Scope | None) -> list[str]:
+        if scope is not None and scope.tenants is not None:
+            return sorted(scope.tenants)
+        return [r[0] for r in conn.execute("SELECT DISTINCT tenant FROM chunk_terms ORDER BY tenant").fetchall()]
+
+    def _rank(
+        self,
+        conn: psycopg.Connection,
+        words: list[str],
+        k: int,
+        scope: Scope | None,
+        stats: tuple[Any, ...] | None,
+        found: Sequence[tuple[Any, ...]],
+    ) -> list[tuple[str, float]]:
+        """The top ``k`` (chunk id, score) inside ``scope`` with these collection statistics
+        (chunk count, total length) and document frequencies (term, id, df)."""
+        encoder = self.store.encoder
+        if not stats or not stats[0]:
+            return []
+        n, total = int(stats[0]), int(stats[1])
+        by_term = {term: (tid, df) for term, tid, df in found}
+        known = [w for w in words if w in by_term]
+        if not known:
+            return []
+        idf = encoder.idf(n, [by_term[w][1] for w in known])
+        terms = [QueryTerm(by_term[w][0], w, by_term[w][1], float(v)) for w, v in zip(known, idf, strict=True)]
+        condition, params = scope_condition(scope)
+        self.last_path = "index" if sum(t.df for t in terms) < self.index_fraction * n else "scan"
+        # a scan testing the array overlap row by row is the slowest plan
+        conn.execute("SELECT set_config('enable_seqscan', %s, true)", ("off" if self.last_path == "index" else "on",))
+        statement = sql.SQL(_BM25_INDEX_SQL if self.last_path == "index" else _BM25_SCAN_SQL).format(scope=condition)
+        params.update(ids=[t.id for t in terms], q=encoder.query_vector(terms), n=k + self.margin)
+        rows = conn.execute(statement, params).fetchall()
+        avgdl = total / n
+        scored = [(cid, encoder.score(terms, ids, tfs, dl, avgdl)) for cid, ids, tfs, dl in rows]
+        scored.sort(key=lambda p: (-p[1], p[0]))
+        return scored[:k]
 
 
 class PgDenseSearcher:
@@ -209,6 +250,7 @@ class PgDenseSearcher:
         params.update(q=q, n=k)
         with self.store.pool.connection() as conn, conn.transaction():
             conn.execute(_SNAPSHOT)
+            limit_tenants(conn, scope)
             self._check_model(conn)
             rows: list[tuple[str, float]] = []
             path = "exact"

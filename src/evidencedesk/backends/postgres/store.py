@@ -243,19 +243,19 @@ class PgStore(StoreBase):
     def _ingest(self, work: Callable[[DocumentWriter], IngestReport]) -> IngestReport:
         return self._write(lambda writer: work(PgIngestWriter(writer)))
 
-    def _put_trace(self, trace_id: str, created_at: str, data: Any) -> None:
+    def _put_trace(self, trace_id: str, created_at: str, data: Any, owner: str | None) -> None:
         with self.pool.connection() as conn:
             conn.execute(
-                "INSERT INTO traces (id, created_at, data) VALUES (%s, %s, %s)"
+                "INSERT INTO traces (id, created_at, data, owner) VALUES (%s, %s, %s, %s)"
                 " ON CONFLICT (id) DO UPDATE SET created_at = EXCLUDED.created_at, data = EXCLUDED.data,"
-                " seq = DEFAULT",
-                (trace_id, created_at, Jsonb(data)),
+                " owner = EXCLUDED.owner, seq = DEFAULT",
+                (trace_id, created_at, Jsonb(data), owner),
             )
 
-    def _put_eval_run(self, created_at: str, build_id: int | None, data: Any) -> int:
+    def _put_eval_run(self, created_at: str, build_id: int | None, data: Any, owner: str | None) -> int:
         with self.pool.connection() as conn:
             row = conn.execute(
-                "INSERT INTO eval_runs (created_at, build_id, data) VALUES (%s, %s, %s) RETURNING id",
-                (created_at, build_id, Jsonb(data)),
+                "INSERT INTO eval_runs (created_at, build_id, data, owner) VALUES (%s, %s, %s, %s) RETURNING id",
+                (created_at, build_id, Jsonb(data), owner),
             ).fetchone()
         return int(row[0]) if row else 0
