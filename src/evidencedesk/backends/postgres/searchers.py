@@ -120,7 +120,7 @@ class PgBM25Searcher:
         words = encoder.query_terms(_check_query(query))
         if not words:
             return []
-        with self.store.pool.connection() as conn, conn.transaction():
+        with self.store.reads.connection() as conn, conn.transaction():
             conn.execute(_SNAPSHOT)
             stats = conn.execute("SELECT n_chunks, total_length FROM bm25_stats").fetchone()
             if not stats or not stats[0]:
@@ -207,7 +207,7 @@ class PgDenseSearcher:
         q = self.embed_query(query)
         condition, params = scope_condition(scope)
         params.update(q=q, n=k)
-        with self.store.pool.connection() as conn, conn.transaction():
+        with self.store.reads.connection() as conn, conn.transaction():
             conn.execute(_SNAPSHOT)
             self._check_model(conn)
             rows: list[tuple[str, float]] = []

@@ -23,6 +23,7 @@ from evidencedesk.backends.postgres.bm25_sparse import BM25Encoder, check_params
 from evidencedesk.backends.postgres.connection import open_pool, redact
 from evidencedesk.backends.postgres.ingest import PgRun
 from evidencedesk.backends.postgres.records import RecordsMixin
+from evidencedesk.backends.postgres.replicas import ReadRouter, open_read_pool, split_replicas
 from evidencedesk.backends.postgres.rows import CHUNK_SELECT, chunk_from_record, document_from_record
 from evidencedesk.backends.postgres.schema import DEFAULT_SCHEMA, lock
 from evidencedesk.backends.postgres.writer import Item, Writer
@@ -53,6 +54,8 @@ class PgStore(RecordsMixin):
     with (the defaults for a new store). A change re-tokenises or re-encodes the stored chunks.
     ``embedder``: when given, every write also embeds new chunks (through ``cache_path``); a store
     that already holds vectors keeps them current with the model it names, even without one.
+    ``replicas``: URLs of read-only streaming replicas of this database (or ``?replicas=HOST:PORT,...``
+    in ``url``); searches then read from them in turn while every write goes to the primary.
     """
 
     def __init__(
@@ -69,7 +72,11 @@ class PgStore(RecordsMixin):
         min_size: int = 1,
         max_size: int = 4,
         timeout: float = 10.0,
+        replicas: Sequence[str] = (),
     ) -> None:
+        if isinstance(replicas, str):
+            raise ValueError("replicas: must be a list of URLs, not one string")
+        url, named = split_replicas(url)
         if chunker is None:
             from evidencedesk.chunking import chunk_document as chunker
         if tokenizer is not None and not isinstance(tokenizer, Tokenizer):
@@ -82,7 +89,12 @@ class PgStore(RecordsMixin):
         self._cache = EmbeddingCache(cache_path) if cache_path is not None else None
         self._embedders: dict[str, Embedder] = {}
         self.pool = open_pool(url, schema, min_size, max_size, timeout)
+        self.replica_urls = [*named, *replicas]
+        self.reads = ReadRouter(self.pool)
         try:
+            for replica in self.replica_urls:
+                self.reads.replicas.append(open_read_pool(replica, schema, min_size, max_size, timeout))
+            self.reads = ReadRouter(self.pool, self.reads.replicas)
             self.encoder = self._stored_encoder()
             if self._bm25_wanted(tokenizer, k1, b).identity() != self.encoder.identity():
                 self.configure_bm25(tokenizer, k1, b)
@@ -95,6 +107,7 @@ class PgStore(RecordsMixin):
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
+        self.reads.close()
         self.pool.close()
         if self._cache is not None:
             self._cache.close()
@@ -112,6 +125,10 @@ class PgStore(RecordsMixin):
         with self.pool.connection() as conn:
             conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(self.schema)))
         self.close()
+
+    def wait_for_replicas(self, timeout: float = 30.0) -> None:
+        """Block until every replica has replayed all the primary has committed (no-op without replicas)."""
+        self.reads.wait(timeout)
 
     # -- writes ----------------------------------------------------------------------------------
     def _write(self, work: Callable[[Writer], T]) -> T:
