@@ -85,7 +85,8 @@ def _wait_replayed(primary_url: str, replica_url: str, timeout: float = 60.0) ->
 
     from evidencedesk.backends.postgres.replicas import ReadRouter
 
-    with ConnectionPool(primary_url, min_size=1, max_size=1) as p, ConnectionPool(replica_url, min_size=1, max_size=1) as r:
+    one = {"min_size": 1, "max_size": 1}
+    with ConnectionPool(primary_url, **one) as p, ConnectionPool(replica_url, **one) as r:
         ReadRouter(p, [r]).wait(timeout)
 
 
