@@ -18,6 +18,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
+from evidencedesk.backends.postgres.bm25_drift import cut_is_exact, upper_ratio
 from evidencedesk.backends.postgres.bm25_sparse import QueryTerm
 from evidencedesk.backends.postgres.rows import CHUNK_SELECT, chunk_from_record
 from evidencedesk.backends.postgres.scope_sql import scope_condition
@@ -36,11 +37,11 @@ _SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 # Common terms: scan, computing the inner product once per row (a positive score means a shared term). The
 # plan to avoid is a scan testing the generic array overlap row by row: it costs twice the inner product.
 _BM25_INDEX_SQL = (
-    "SELECT chunk_id, terms, tfs, dl FROM chunk_terms WHERE terms && %(ids)s::int4[] AND {scope}"
-    " ORDER BY weights <#> %(q)s, chunk_id LIMIT %(n)s"
+    "SELECT chunk_id, terms, tfs, dl, weights <#> %(q)s AS neg FROM chunk_terms"
+    " WHERE terms && %(ids)s::int4[] AND {scope} ORDER BY neg, chunk_id LIMIT %(n)s"
 )
 _BM25_SCAN_SQL = (
-    "SELECT chunk_id, terms, tfs, dl FROM (SELECT chunk_id, terms, tfs, dl, weights <#> %(q)s AS neg"
+    "SELECT chunk_id, terms, tfs, dl, neg FROM (SELECT chunk_id, terms, tfs, dl, weights <#> %(q)s AS neg"
     " FROM chunk_terms WHERE {scope} OFFSET 0) AS s WHERE neg < 0 ORDER BY neg, chunk_id LIMIT %(n)s"
 )
 _HNSW_SQL = (
@@ -76,9 +77,11 @@ def _candidates(conn: psycopg.Connection, scored: list[tuple[str, float]], name:
 class PgBM25Searcher:
     """BM25 (Lucene idf) over the store's chunks, with the store's tokenizer, k1 and b.
 
-    The database ranks by the sparsevec inner product (float32); ``margin`` extra rows are read
-    and rescored in float64 from the stored term frequencies, so near-ties at the cut fall the
-    way the embedded index breaks them and the scores equal the embedded index's. When the query
+    The database ranks by the stored weights (float32, encoded at the store's encoded avgdl, which
+    may trail the live one by up to ``bm25_drift.DRIFT``); ``k + margin`` rows are read and rescored
+    in float64 from the stored term frequencies, so the scores and tie-breaks equal the embedded
+    index's. When the k-th exact score cannot be proven above every unread row's (``cut_is_exact``),
+    four times as many rows are read, until it can or every matching row was read. When the query
     terms' postings (the sum of their document frequencies) number fewer than ``index_fraction``
     times the chunks, candidates come from the GIN index on term ids; otherwise from a scan.
     """
@@ -96,6 +99,7 @@ class PgBM25Searcher:
         self.margin = margin
         self.index_fraction = index_fraction
         self.last_path = ""  # which plan answered the last search: "index" or "scan"
+        self.last_reads = 0  # how many reads the last search needed to prove its top k exact
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -122,10 +126,11 @@ class PgBM25Searcher:
             return []
         with self.store.reads.connection() as conn, conn.transaction():
             conn.execute(_SNAPSHOT)
-            stats = conn.execute("SELECT n_chunks, total_length FROM bm25_stats").fetchone()
+            stats = conn.execute("SELECT n_chunks, total_length, encoded_avgdl FROM bm25_stats").fetchone()
             if not stats or not stats[0]:
                 return []
             n, total = int(stats[0]), int(stats[1])
+            avgdl = total / n
             found = conn.execute("SELECT term, id, df FROM vocab WHERE term = ANY(%s::text[]) AND df > 0", (words,))
             by_term = {term: (tid, df) for term, tid, df in found.fetchall()}
             known = [w for w in words if w in by_term]
@@ -140,11 +145,19 @@ class PgBM25Searcher:
             statement = sql.SQL(_BM25_INDEX_SQL if self.last_path == "index" else _BM25_SCAN_SQL).format(
                 scope=condition
             )
-            params.update(ids=[t.id for t in terms], q=encoder.query_vector(terms), n=k + self.margin)
-            rows = conn.execute(statement, params).fetchall()
-            avgdl = total / n
-            scored = [(cid, encoder.score(terms, ids, tfs, dl, avgdl)) for cid, ids, tfs, dl in rows]
-            scored.sort(key=lambda p: (-p[1], p[0]))
+            params.update(ids=[t.id for t in terms], q=encoder.query_vector(terms))
+            ratio = upper_ratio(avgdl, stats[2], encoder.b)
+            want, self.last_reads = k + self.margin, 0
+            while True:  # read rows by stored score until the exact top k is proven (see bm25_drift)
+                params["n"] = want
+                rows = conn.execute(statement, params).fetchall()
+                self.last_reads += 1
+                scored = [(cid, encoder.score(terms, ids, tfs, dl, avgdl)) for cid, ids, tfs, dl, _ in rows]
+                scored.sort(key=lambda p: (-p[1], p[0]))
+                if len(rows) < want or cut_is_exact([s for _, s in scored], k, -float(rows[-1][4]), ratio):
+                    break
+                want *= 4
+            return _candidates(conn, scored[:k], self.name)
             return _candidates(conn, scored[:k], self.name)
 
 

@@ -143,7 +143,8 @@ class PgStore(RecordsMixin):
                 if embedder is not None:
                     writer.fill_vectors(embedder, self._cache)
                     writer.ensure_hnsw()
-            _tidy(conn)
+            if writer.rewrote:  # other writes leave few dead rows: autovacuum's pace is enough
+                _tidy(conn)
             return result
 
     def _vector_embedder(self, writer: Writer) -> Embedder | None:
