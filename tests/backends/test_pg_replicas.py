@@ -17,6 +17,7 @@ from pg_cluster import Replica, start_replica
 from pg_helpers import documents_for, drop_schema
 
 from evidencedesk import Desk
+from evidencedesk.backends import open_store
 from evidencedesk.backends.postgres import PgBM25Searcher, PgStore, PgStoreError
 from evidencedesk.backends.postgres.replicas import split_replicas
 from evidencedesk.chunking.config import ChunkingConfig
@@ -129,6 +130,13 @@ def test_searches_go_to_the_replica_and_see_an_ingest_once_replayed(
     reading.wait_for_replicas(timeout=60)
     assert [c.chunk.id for c in on_replica.search(word, k=3)] == ["late:c0"]
     assert on_replica.search(word, k=3)[0].score == on_primary.search(word, k=3)[0].score
+    # the URL the faces pass to open_store routes the same way
+    opened = open_store(f"{primary.url}?replicas=127.0.0.1:{replica.port}", schema=primary.schema)
+    try:
+        assert isinstance(opened, PgStore) and _connected_to(opened) == (True, replica.port)
+        assert [c.chunk.id for c in PgBM25Searcher(opened).search(word, k=3)] == ["late:c0"]
+    finally:
+        opened.close()
     assert reading.delete(["late"]) == 1
     reading.wait_for_replicas(timeout=60)
     assert on_replica.search(word, k=3) == []
