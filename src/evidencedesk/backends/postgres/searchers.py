@@ -81,9 +81,15 @@ class PgBM25Searcher:
     may trail the live one by up to ``bm25_drift.DRIFT``); ``k + margin`` rows are read and rescored
     in float64 from the stored term frequencies, so the scores and tie-breaks equal the embedded
     index's. When the k-th exact score cannot be proven above every unread row's (``cut_is_exact``),
-    four times as many rows are read, until it can or every matching row was read. When the query
-    terms' postings (the sum of their document frequencies) number fewer than ``index_fraction``
-    times the chunks, candidates come from the GIN index on term ids; otherwise from a scan.
+    four times as many rows are read, until it can or every matching row was read.
+
+    Which rows are read: the query's rarest terms, while their postings (document frequencies)
+    add up to fewer than ``index_fraction`` times the chunks, find their chunks through the GIN
+    index on term ids ("index" when every query term is rare). When some terms are common, a chunk
+    holding none of the rare ones scores at most ``(k1 + 1)`` times the common terms' idf sum (a
+    term's weight is below k1 + 1); when the k-th score among the indexed chunks beats that, the
+    top k is exact without reading the others ("bounded"). Otherwise every chunk in scope is
+    scored in one scan ("scan").
     """
 
     name = "bm25"
@@ -98,7 +104,7 @@ class PgBM25Searcher:
         self.store = store
         self.margin = margin
         self.index_fraction = index_fraction
-        self.last_path = ""  # which plan answered the last search: "index" or "scan"
+        self.last_path = ""  # which plan answered the last search: "index", "bounded" or "scan"
         self.last_reads = 0  # how many reads the last search needed to prove its top k exact
 
     @property
@@ -139,26 +145,62 @@ class PgBM25Searcher:
             idf = encoder.idf(n, [by_term[w][1] for w in known])
             terms = [QueryTerm(by_term[w][0], w, by_term[w][1], float(v)) for w, v in zip(known, idf, strict=True)]
             condition, params = scope_condition(scope)
-            self.last_path = "index" if sum(t.df for t in terms) < self.index_fraction * n else "scan"
-            if self.last_path == "index":  # a scan testing the array overlap row by row is the slowest plan
-                conn.execute("SELECT set_config('enable_seqscan', 'off', true)")
-            statement = sql.SQL(_BM25_INDEX_SQL if self.last_path == "index" else _BM25_SCAN_SQL).format(
-                scope=condition
-            )
-            params.update(ids=[t.id for t in terms], q=encoder.query_vector(terms))
-            ratio = upper_ratio(avgdl, stats[2], encoder.b)
-            want, self.last_reads = k + self.margin, 0
-            while True:  # read rows by stored score until the exact top k is proven (see bm25_drift)
-                params["n"] = want
-                rows = conn.execute(statement, params).fetchall()
-                self.last_reads += 1
-                scored = [(cid, encoder.score(terms, ids, tfs, dl, avgdl)) for cid, ids, tfs, dl, _ in rows]
-                scored.sort(key=lambda p: (-p[1], p[0]))
-                if len(rows) < want or cut_is_exact([s for _, s in scored], k, -float(rows[-1][4]), ratio):
+            # the rarest terms whose postings stay under the budget; the others are "common"
+            rare: list[QueryTerm] = []
+            for t in sorted(terms, key=lambda t: (t.df, t.id)):
+                if sum(r.df for r in rare) + t.df >= self.index_fraction * n:
                     break
-                want *= 4
+                rare.append(t)
+            params["q"] = encoder.query_vector(terms)
+            ratio = upper_ratio(avgdl, stats[2], encoder.b)
+            self.last_reads = 0
+            if rare:  # candidates from the GIN index: the chunks holding a rare term
+                conn.execute("SELECT set_config('enable_seqscan', 'off', true)")
+                params["ids"] = [t.id for t in rare]
+                # a chunk holding only common terms scores at most (k1 + 1) * their idf sum
+                common = [t for t in terms if t not in rare]
+                outside = (encoder.k1 + 1) * sum(t.idf for t in common) if common else None
+                statement = sql.SQL(_BM25_INDEX_SQL).format(scope=condition)
+                scored = self._read(conn, statement, params, terms, k, avgdl, ratio, outside)
+                if scored is not None:
+                    self.last_path = "index" if len(rare) == len(terms) else "bounded"
+                    return _candidates(conn, scored[:k], self.name)
+                conn.execute("SELECT set_config('enable_seqscan', 'on', true)")
+            self.last_path = "scan"
+            statement = sql.SQL(_BM25_SCAN_SQL).format(scope=condition)
+            scored = self._read(conn, statement, params, terms, k, avgdl, ratio, None)
+            assert scored is not None
             return _candidates(conn, scored[:k], self.name)
-            return _candidates(conn, scored[:k], self.name)
+
+    def _read(
+        self,
+        conn: psycopg.Connection,
+        statement: sql.Composed,
+        params: dict[str, Any],
+        terms: list[QueryTerm],
+        k: int,
+        avgdl: float,
+        ratio: float,
+        outside: float | None,
+    ) -> list[tuple[str, float]] | None:
+        """Rows by stored score, rescored exactly, read until their top k is proven (see ``bm25_drift``).
+
+        ``outside``: the most a chunk the statement cannot return may score (None: it returns every
+        matching chunk); None comes back when the top k cannot be proven to beat it.
+        """
+        encoder = self.store.encoder
+        want = k + self.margin
+        while True:
+            params["n"] = want
+            rows = conn.execute(statement, params).fetchall()
+            self.last_reads += 1
+            scored = [(cid, encoder.score(terms, ids, tfs, dl, avgdl)) for cid, ids, tfs, dl, _ in rows]
+            scored.sort(key=lambda p: (-p[1], p[0]))
+            if outside is not None and not cut_is_exact([s for _, s in scored], k, outside, 1.0):
+                return None
+            if len(rows) < want or cut_is_exact([s for _, s in scored], k, -float(rows[-1][4]), ratio):
+                return scored
+            want *= 4
 
 
 class PgDenseSearcher:
