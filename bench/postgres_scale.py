@@ -83,6 +83,17 @@ def timed_all(run: Callable[[Any], Any], items: Sequence[Any]) -> tuple[list[Any
     return out, ms
 
 
+def cpu_seconds(backend_pid: int) -> tuple[float, float]:
+    """CPU seconds used so far by this process and by the PostgreSQL server process ``backend_pid``
+    (read from /proc: the server must run on this machine; 0 for it otherwise)."""
+    try:
+        fields = Path(f"/proc/{backend_pid}/stat").read_text().rsplit(")", 1)[1].split()
+        server = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        server = 0.0
+    return time.process_time(), server
+
+
 def folder_mb(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
 
@@ -144,14 +155,18 @@ def run_size(size: str, args: argparse.Namespace, sources: list[Any], queries: l
             by_doc.setdefault(c.doc_id, []).append(c)
         items = [(d, by_doc.get(d.id, [])) for d in docs]
         schema = f"bench_{uuid.uuid4().hex[:10]}"
-        pg = PgStore(args.pg_url, schema=schema)
+        pg = PgStore(args.pg_url, schema=schema, max_size=1)  # one connection: its server process is measured
         try:
-            t = time.perf_counter()
+            with pg.pool.connection() as conn:
+                backend = conn.info.backend_pid
+            t, cpu = time.perf_counter(), cpu_seconds(backend)
             pg.upsert(items, config.hash())
             r["pg_write_s"] = time.perf_counter() - t
-            t = time.perf_counter()
+            r["pg_write_cpu"] = [a - b for a, b in zip(cpu_seconds(backend), cpu, strict=True)]
+            t, cpu = time.perf_counter(), cpu_seconds(backend)
             pg.ensure_vectors(embedder, cache, batch_size=1024)
             r["pg_vectors_s"] = time.perf_counter() - t
+            r["pg_vectors_cpu"] = [a - b for a, b in zip(cpu_seconds(backend), cpu, strict=True)]
             r["pg_mb"] = pg_mb(pg)
             print(f"[{size}] postgres: write {r['pg_write_s']:.1f} s, vectors + HNSW {r['pg_vectors_s']:.1f} s,"
                   f" {r['pg_mb']:.0f} MB", flush=True)  # fmt: skip
@@ -205,6 +220,11 @@ def run_size(size: str, args: argparse.Namespace, sources: list[Any], queries: l
     return r
 
 
+def cpu_cell(r: dict[str, Any], key: str) -> str:
+    client, server = r[key]
+    return f"{client:.1f} + {server:.1f} ({r['chunks'] / max(client + server, 1e-9):,.0f})"
+
+
 def render(results: list[dict[str, Any]], header: str) -> str:
     def lat(pair: tuple[float, float]) -> str:
         return f"{pair[0]:.1f} / {pair[1]:.1f}"
@@ -219,8 +239,10 @@ def render(results: list[dict[str, Any]], header: str) -> str:
     row("ingest chunks/s: embedded store (chunking + write)", lambda r: f"{r['chunks'] / r['emb_ingest_s']:,.0f}")
     row("write chunks/s: PostgreSQL, chunked documents by COPY with BM25 rows",
         lambda r: f"{r['chunks'] / r['pg_write_s']:,.0f}")  # fmt: skip
+    row("write CPU s client + server (chunks per CPU-second)", lambda r: cpu_cell(r, "pg_write_cpu"))
     row("vectors chunks/s: PostgreSQL, from the embedding cache by COPY, with the HNSW build",
         lambda r: f"{r['chunks'] / r['pg_vectors_s']:,.0f}")  # fmt: skip
+    row("vectors CPU s client + server (chunks per CPU-second)", lambda r: cpu_cell(r, "pg_vectors_cpu"))
     row("embedding chunks/s (once, into the cache; synthetic vectors)", lambda r: f"{r['chunks'] / r['embed_s']:,.0f}")
     row("stored size MB: embedded / PostgreSQL", lambda r: f"{r['emb_mb']:.0f} / {r['pg_mb']:.0f}")
     for f in ("none", "10%"):
