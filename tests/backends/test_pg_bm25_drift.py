@@ -11,7 +11,7 @@ import pytest
 from pg_helpers import documents_for
 
 from evidencedesk.backends.postgres import PgBM25Searcher, PgStore
-from evidencedesk.backends.postgres.bm25_drift import DRIFT, cut_is_exact, drifted, sparse_literal, upper_ratio
+from evidencedesk.backends.postgres.bm25_drift import DRIFT, cut_is_exact, drifted, upper_ratio
 from evidencedesk.documents import Chunk, Metadata
 from evidencedesk.retrieval.lexical import BM25Searcher
 
@@ -42,7 +42,6 @@ def test_the_bound_follows_the_formula() -> None:
     assert upper_ratio(110.0, 100.0, 0.0) == 1.0  # b = 0: weights do not depend on avgdl
     assert cut_is_exact([3.0, 2.0], 2, 1.5, 1.1) and not cut_is_exact([3.0, 2.0], 2, 1.9, 1.1)
     assert not cut_is_exact([3.0], 2, 0.1, 1.0)  # fewer than k rescored rows prove nothing
-    assert sparse_literal([2, 7], [0.5, 1.25], 10) == "{2:0.5,7:1.25}/10"
 
 
 def _chunks(rng: random.Random, prefix: str, n: int, lengths: tuple[int, int]) -> list[Chunk]:

@@ -42,8 +42,3 @@ def cut_is_exact(exact_desc: Sequence[float], k: int, last_stored: float, ratio:
     if len(exact_desc) < k:
         return False
     return exact_desc[k - 1] > ratio * last_stored * (1 + FLOAT32_SLACK)
-
-
-def sparse_literal(term_ids: Sequence[int], weights: Sequence[float], dim: int) -> str:
-    """A sparsevec in PostgreSQL's text form (term ids count from 1, as the ``bm25_weights`` function writes)."""
-    return "{" + ",".join(f"{t}:{w!r}" for t, w in zip(term_ids, weights, strict=True)) + f"}}/{dim}"

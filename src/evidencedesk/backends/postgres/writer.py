@@ -15,7 +15,8 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from evidencedesk.backends.postgres.bm25_drift import drifted, sparse_literal
+from evidencedesk.backends.postgres import binary_rows as binary
+from evidencedesk.backends.postgres.bm25_drift import drifted
 from evidencedesk.backends.postgres.bm25_sparse import ENCODE_ALL, ENCODE_NEW, SPARSE_DIM, BM25Encoder
 from evidencedesk.backends.postgres.rows import (
     CHUNK_COLUMNS,
@@ -53,17 +54,6 @@ def copy_rows(
             copy.write_row(row)
 
 
-def copy_text_rows(conn: psycopg.Connection, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """Bulk insert with a text COPY: strings already in a column type's text form (arrays, sparsevec)
-    are parsed by the server, far faster than dumping them value by value on the client."""
-    if not rows:
-        return
-    statement = f"COPY {table} ({', '.join(columns)}) FROM STDIN"
-    with conn.cursor() as cur, cur.copy(statement.encode()) as copy:
-        for row in rows:
-            copy.write_row(row)
-
-
 class Vocabulary:
     """Term ids, created in the ``vocab`` table on first sight and remembered for the transaction."""
 
@@ -93,10 +83,6 @@ def _meta(chunk: Chunk, seen: dict[int, tuple[Any, dict[str, Any]]]) -> dict[str
     if hit is None or hit[0] is not m:
         hit = seen[id(m)] = (m, m.to_dict())
     return hit[1]
-
-
-def _int_array(values: Sequence[int]) -> str:
-    return "{" + ",".join(map(str, values)) + "}"
 
 
 class Writer:
@@ -137,28 +123,37 @@ class Writer:
 
     def add_terms(self, chunks: Sequence[Chunk]) -> None:
         """The BM25 rows of ``chunks``, their weights encoded at the store's encoded avgdl (see ``bm25_drift``);
-        left NULL for ``encode`` when every row is due for re-encoding anyway."""
+        left NULL for ``encode`` when every row is due for re-encoding anyway. Written by binary COPY."""
         counts = [self.encoder.counts(c.text) for c in chunks]
         ids = self.vocab.lookup({t for tc in counts for t in tc.tf})
         avgdl = self._encoding_avgdl(len(counts), sum(tc.length for tc in counts))
-        per_chunk = [sorted((ids[t], f) for t, f in tc.tf.items()) for tc in counts]
-        vectors: list[str | None] = [None] * len(chunks)
-        if avgdl is not None and per_chunk:
-            tf = np.fromiter((f for pairs in per_chunk for _, f in pairs), dtype=np.float64)
-            dl = np.repeat(np.array([tc.length for tc in counts], dtype=np.float64), [len(p) for p in per_chunk])
+        sizes = np.array([len(tc.tf) for tc in counts], dtype=np.int64)
+        term = np.fromiter((ids[t] for tc in counts for t in tc.tf), dtype=np.int64, count=int(sizes.sum()))
+        tf = np.fromiter((f for tc in counts for f in tc.tf.values()), dtype=np.int64, count=len(term))
+        row_of = np.repeat(np.arange(len(counts)), sizes)
+        order = np.lexsort((term, row_of))  # by chunk, then term id
+        term, tf = term[order], tf[order]
+        weights = None
+        if avgdl is not None:
+            dl = np.array([tc.length for tc in counts], dtype=np.float64)[row_of]
             k1, b = self.encoder.k1, self.encoder.b
             rel = dl / avgdl if avgdl > 0 else np.ones_like(dl)
-            weights = (tf * (k1 + 1) / (tf + k1 * (1 - b + b * rel))).astype(np.float32).tolist()
-            start = 0
-            for i, pairs in enumerate(per_chunk):
-                end = start + len(pairs)
-                vectors[i] = sparse_literal([t for t, _ in pairs], weights[start:end], SPARSE_DIM)
-                start = end
-        rows = [
-            (c.id, *scope_values(c), tc.length, _int_array([t for t, _ in pairs]), _int_array([f for _, f in pairs]), v)
-            for c, tc, pairs, v in zip(chunks, counts, per_chunk, vectors, strict=True)
-        ]
-        copy_text_rows(self.conn, "chunk_terms", _TERM_COLUMNS, rows)
+            ftf = tf.astype(np.float64)
+            weights = (ftf * (k1 + 1) / (ftf + k1 * (1 - b + b * rel))).astype(np.float32)
+        ends = np.cumsum(sizes)
+        rows = []
+        for i, (c, tc) in enumerate(zip(chunks, counts, strict=True)):
+            lo, hi = int(ends[i] - sizes[i]), int(ends[i])
+            doc_id, status, audience, lang, tenant, valid_from, valid_to = scope_values(c)
+            rows.append((
+                binary.text(c.id), binary.text(doc_id), binary.text(status), binary.text(audience),
+                binary.text(lang), binary.text(tenant), binary.day(valid_from), binary.day(valid_to),
+                binary.int4(tc.length), binary.int4_array(term[lo:hi]), binary.int4_array(tf[lo:hi]),
+                binary.NULL if weights is None else binary.sparsevec(term[lo:hi] - 1, weights[lo:hi], SPARSE_DIM),
+            ))  # fmt: skip
+        statement = f"COPY chunk_terms ({', '.join(_TERM_COLUMNS)}) FROM STDIN WITH (FORMAT BINARY)"
+        with self.conn.cursor() as cur, cur.copy(statement.encode()) as copy:
+            copy.write(binary.copy_data(rows))
 
     def _encoding_avgdl(self, n_new: int, length_new: int) -> float | None:
         """The avgdl new rows are encoded at: the stored ``encoded_avgdl`` (set from the corpus with these
