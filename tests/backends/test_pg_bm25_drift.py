@@ -135,3 +135,31 @@ def test_the_bound_catches_an_order_the_stored_weights_get_wrong(make_store: Cal
     searcher = PgBM25Searcher(pg, margin=0, index_fraction=0.0)
     assert [(c.chunk.id, c.score) for c in searcher.search("zeta", 1)] == expected
     assert searcher.last_reads == 2
+
+
+def test_rows_written_by_binary_copy_hold_the_client_encoded_weights(make_store: Callable[..., PgStore]) -> None:
+    from datetime import date
+
+    import numpy as np
+
+    rng = random.Random(5)
+    chunks = _chunks(rng, "a", 30, (0, 12))  # some chunks have no terms at all
+    dated = Metadata(tenant="t1", valid_from=date(2021, 3, 4), valid_to=date(2030, 1, 2))
+    chunks.append(Chunk(id="d:c0", doc_id="d", text="brake brake wheel", metadata=dated))
+    pg = make_store()
+    pg.upsert(documents_for(chunks))
+    avgdl, encoded = _stats(pg)
+    with pg.pool.connection() as conn:
+        rows = conn.execute("SELECT chunk_id, terms, tfs, dl, weights, tenant, valid_from, valid_to FROM chunk_terms")
+        stored = {r[0]: r[1:] for r in rows.fetchall()}
+        vocab = dict(conn.execute("SELECT id, term FROM vocab").fetchall())
+    assert len(stored) == len(chunks)
+    for c in chunks:
+        terms, tfs, dl, weights, tenant, valid_from, valid_to = stored[c.id]
+        counts = pg.encoder.counts(c.text)
+        assert dl == counts.length and {vocab[t]: f for t, f in zip(terms, tfs, strict=True)} == dict(counts.tf)
+        assert terms == sorted(terms)
+        expected = pg.encoder.doc_vector(terms, tfs, dl, encoded)
+        assert weights.indices() == expected.indices()
+        assert np.array_equal(np.float32(weights.values()), np.float32(expected.values()))
+        assert (tenant, valid_from, valid_to) == (c.metadata.tenant, c.metadata.valid_from, c.metadata.valid_to)
