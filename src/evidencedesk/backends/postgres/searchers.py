@@ -31,6 +31,7 @@ from evidencedesk.retrieval.row_searcher import check_k
 from evidencedesk.retrieval.scope import Scope
 
 DENSE_MODES = ("hnsw", "exact")
+HNSW_OVERFETCH = 4
 _SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
 # Two exact plans for BM25. Rare query terms: the GIN index on the term ids finds the few chunks holding one.
@@ -274,7 +275,10 @@ class PgDenseSearcher:
                     " set_config('enable_seqscan', 'off', true)",
                     (str(max(self.ef_search, min(k, 1000))), str(self.max_scan_tuples)),
                 )
-                rows = conn.execute(sql.SQL(_HNSW_SQL).format(scope=condition), params).fetchall()
+                # read HNSW_OVERFETCH times k rows and keep the k nearest: relaxed_order returns them
+                # roughly ordered, and the extra rows raise recall at the cost of a slightly longer walk
+                wide = {**params, "n": max(k, min(1000, k * HNSW_OVERFETCH))}
+                rows = conn.execute(sql.SQL(_HNSW_SQL).format(scope=condition), wide).fetchall()
                 path = "hnsw"
                 if len(rows) < k and self.fallback:
                     conn.execute("SELECT set_config('enable_seqscan', 'on', true)")
