@@ -35,10 +35,10 @@ from rich.table import Table
 
 from evidencedesk.documents import Chunk, Metadata
 from evidencedesk.index.bm25 import BM25Index
-from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.retrieval.lexical import BM25Searcher
 from evidencedesk.retrieval.rows import id_ranks, top_k
 from evidencedesk.retrieval.scope import Scope
+from evidencedesk.text.tokenizer import Tokenizer
 from machine_info import machine
 
 K = 10

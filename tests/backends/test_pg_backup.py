@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import _unavailable
-from pg_cluster import pg_bin, run
-from pg_helpers import drop_schema
 
 from evidencedesk import Desk
 from evidencedesk.backends.postgres import PgStore
 from evidencedesk.config import parse_settings
+from tests.support.cluster import pg_bin, run
+from tests.support.postgres import _unavailable, drop_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "examples" / "kestrel" / "docs"

@@ -8,12 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from pg_helpers import documents_for
 
 from evidencedesk.backends.postgres import PgBM25Searcher, PgStore
 from evidencedesk.backends.postgres.bm25_drift import DRIFT, cut_is_exact, drifted, upper_ratio
 from evidencedesk.documents import Chunk, Metadata
 from evidencedesk.retrieval.lexical import BM25Searcher
+from tests.support.postgres import documents_for
 
 WORDS = [
     "frame",

@@ -12,9 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import _unavailable
-from pg_cluster import Replica, start_replica
-from pg_helpers import documents_for, drop_schema
 
 from evidencedesk import Desk
 from evidencedesk.backends import open_store
@@ -23,6 +20,8 @@ from evidencedesk.backends.postgres.replicas import split_replicas
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import parse_settings
 from evidencedesk.documents import Chunk, Metadata
+from tests.support.cluster import Replica, start_replica
+from tests.support.postgres import _unavailable, documents_for, drop_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "examples" / "kestrel" / "docs"
