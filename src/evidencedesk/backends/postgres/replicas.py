@@ -21,7 +21,8 @@ from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from evidencedesk.backends import is_postgres_url
-from evidencedesk.backends.postgres.schema import PgStoreError, applied_version, search_path
+from evidencedesk.backends.postgres.schema import applied_version, search_path
+from evidencedesk.errors import PgStoreError
 
 REPLICAS_OPTION = "replicas"
 
