@@ -28,11 +28,13 @@ def document_row(doc: Document, chunking_hash: str, build_id: int | None) -> tup
     )  # fmt: skip
 
 
-def chunk_row(chunk: Chunk, n: int) -> tuple[Any, ...]:
+def chunk_row(chunk: Chunk, n: int, meta: dict[str, Any] | None = None) -> tuple[Any, ...]:
+    """``meta``: ``chunk.metadata.to_dict()`` when the caller already has it (chunks share their document's)."""
     m, loc = chunk.metadata, chunk.location
+    meta = meta if meta is not None else m.to_dict()
     return (
         chunk.id, chunk.doc_id, n, chunk.text, chunk.kind, loc.stored_heading(), loc.first_line, loc.last_line,
-        chunk.parent_id, chunk.parent_text, m.to_dict(), m.status, m.valid_from, m.valid_to, m.audience, m.lang,
+        chunk.parent_id, chunk.parent_text, meta, m.status, m.valid_from, m.valid_to, m.audience, m.lang,
         m.tenant, text_hash(chunk.text),
     )  # fmt: skip
 

@@ -19,6 +19,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
+from evidencedesk.backends.postgres.bm25_drift import cut_is_exact, upper_ratio
 from evidencedesk.backends.postgres.bm25_sparse import QueryTerm
 from evidencedesk.backends.postgres.rows import CHUNK_SELECT, chunk_from_record
 from evidencedesk.backends.postgres.scope_sql import limit_tenants, scope_condition
@@ -31,17 +32,18 @@ from evidencedesk.retrieval.scope import Scope
 from evidencedesk.text.tokenizer import Tokenizer
 
 DENSE_MODES = ("hnsw", "exact")
+HNSW_OVERFETCH = 4
 _SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
 # Two exact plans for BM25. Rare query terms: the GIN index on the term ids finds the few chunks holding one.
 # Common terms: scan, computing the inner product once per row (a positive score means a shared term). The
 # plan to avoid is a scan testing the generic array overlap row by row: it costs twice the inner product.
 _BM25_INDEX_SQL = (
-    "SELECT chunk_id, terms, tfs, dl FROM chunk_terms WHERE terms && %(ids)s::int4[] AND {scope}"
-    " ORDER BY weights <#> %(q)s, chunk_id LIMIT %(n)s"
+    "SELECT chunk_id, terms, tfs, dl, weights <#> %(q)s AS neg FROM chunk_terms"
+    " WHERE terms && %(ids)s::int4[] AND {scope} ORDER BY neg, chunk_id LIMIT %(n)s"
 )
 _BM25_SCAN_SQL = (
-    "SELECT chunk_id, terms, tfs, dl FROM (SELECT chunk_id, terms, tfs, dl, weights <#> %(q)s AS neg"
+    "SELECT chunk_id, terms, tfs, dl, neg FROM (SELECT chunk_id, terms, tfs, dl, weights <#> %(q)s AS neg"
     " FROM chunk_terms WHERE {scope} OFFSET 0) AS s WHERE neg < 0 ORDER BY neg, chunk_id LIMIT %(n)s"
 )
 _TENANT_STATS = "SELECT count(*), coalesce(sum(dl), 0) FROM chunk_terms WHERE tenant = %s"
@@ -82,11 +84,19 @@ def _candidates(conn: psycopg.Connection, scored: list[tuple[str, float]], name:
 class PgBM25Searcher:
     """BM25 (Lucene idf) over the store's chunks, with the store's tokenizer, k1 and b.
 
-    The database ranks by the sparsevec inner product (float32); ``margin`` extra rows are read
-    and rescored in float64 from the stored term frequencies, so near-ties at the cut fall the
-    way the embedded index breaks them and the scores equal the embedded index's. When the query
-    terms' postings (the sum of their document frequencies) number fewer than ``index_fraction``
-    times the chunks, candidates come from the GIN index on term ids; otherwise from a scan.
+    The database ranks by the stored weights (float32, encoded at the store's encoded avgdl, which
+    may trail the live one by up to ``bm25_drift.DRIFT``); ``k + margin`` rows are read and rescored
+    in float64 from the stored term frequencies, so the scores and tie-breaks equal the embedded
+    index's. When the k-th exact score cannot be proven above every unread row's (``cut_is_exact``),
+    four times as many rows are read, until it can or every matching row was read.
+
+    Which rows are read: the query's rarest terms, while their postings (document frequencies)
+    add up to fewer than ``index_fraction`` times the chunks, find their chunks through the GIN
+    index on term ids ("index" when every query term is rare). When some terms are common, a chunk
+    holding none of the rare ones scores at most ``(k1 + 1)`` times the common terms' idf sum (a
+    term's weight is below k1 + 1); when the k-th score among the indexed chunks beats that, the
+    top k is exact without reading the others ("bounded"). Otherwise every chunk in scope is
+    scored in one scan ("scan").
 
     ``tenant_statistics`` ranks each tenant in scope with its own chunk count, total length and
     document frequencies (counted from ``chunk_terms`` at query time), as if it were alone in the
@@ -108,7 +118,8 @@ class PgBM25Searcher:
         self.margin = margin
         self.index_fraction = index_fraction
         self.tenant_statistics = tenant_statistics
-        self.last_path = ""  # which plan answered the last search: "index" or "scan"
+        self.last_path = ""  # which plan answered the last search: "index", "bounded" or "scan"
+        self.last_reads = 0  # how many reads the last search needed to prove its top k exact
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -132,20 +143,23 @@ class PgBM25Searcher:
         words = self.store.encoder.query_terms(_check_query(query))
         if not words:
             return []
-        with self.store.pool.connection() as conn, conn.transaction():
+        with self.store.reads.connection() as conn, conn.transaction():
             conn.execute(_SNAPSHOT)
             limit_tenants(conn, scope)
+            encoded = conn.execute("SELECT encoded_avgdl FROM bm25_stats").fetchone()
+            encoded_avgdl = encoded[0] if encoded else None
+            self.last_reads = 0
             if not self.tenant_statistics:
                 stats = conn.execute("SELECT n_chunks, total_length FROM bm25_stats").fetchone()
                 found = conn.execute("SELECT term, id, df FROM vocab WHERE term = ANY(%s::text[]) AND df > 0", (words,))
-                scored = self._rank(conn, words, k, scope, stats, found.fetchall())
+                scored = self._rank(conn, words, k, scope, stats, found.fetchall(), encoded_avgdl)
                 return _candidates(conn, scored, self.name)
             scored = []
             for tenant in self._tenants(conn, scope):
                 part = replace(scope or Scope(), tenants=frozenset({tenant}))
                 stats = conn.execute(_TENANT_STATS, (tenant,)).fetchone()
                 found = conn.execute(_TENANT_DF, (tenant, words)).fetchall()
-                scored.extend(self._rank(conn, words, k, part, stats, found))
+                scored.extend(self._rank(conn, words, k, part, stats, found, encoded_avgdl))
             scored.sort(key=lambda p: (-p[1], p[0]))
             return _candidates(conn, scored[:k], self.name)
 
@@ -163,13 +177,15 @@ class PgBM25Searcher:
         scope: Scope | None,
         stats: tuple[Any, ...] | None,
         found: Sequence[tuple[Any, ...]],
+        encoded_avgdl: float | None,
     ) -> list[tuple[str, float]]:
-        """The top ``k`` (chunk id, score) inside ``scope`` with these collection statistics
+        """The exact top ``k`` (chunk id, score) inside ``scope`` with these collection statistics
         (chunk count, total length) and document frequencies (term, id, df)."""
         encoder = self.store.encoder
         if not stats or not stats[0]:
             return []
         n, total = int(stats[0]), int(stats[1])
+        avgdl = total / n
         by_term = {term: (tid, df) for term, tid, df in found}
         known = [w for w in words if w in by_term]
         if not known:
@@ -177,16 +193,61 @@ class PgBM25Searcher:
         idf = encoder.idf(n, [by_term[w][1] for w in known])
         terms = [QueryTerm(by_term[w][0], w, by_term[w][1], float(v)) for w, v in zip(known, idf, strict=True)]
         condition, params = scope_condition(scope)
-        self.last_path = "index" if sum(t.df for t in terms) < self.index_fraction * n else "scan"
-        # a scan testing the array overlap row by row is the slowest plan
-        conn.execute("SELECT set_config('enable_seqscan', %s, true)", ("off" if self.last_path == "index" else "on",))
-        statement = sql.SQL(_BM25_INDEX_SQL if self.last_path == "index" else _BM25_SCAN_SQL).format(scope=condition)
-        params.update(ids=[t.id for t in terms], q=encoder.query_vector(terms), n=k + self.margin)
-        rows = conn.execute(statement, params).fetchall()
-        avgdl = total / n
-        scored = [(cid, encoder.score(terms, ids, tfs, dl, avgdl)) for cid, ids, tfs, dl in rows]
-        scored.sort(key=lambda p: (-p[1], p[0]))
+        # the rarest terms whose postings stay under the budget; the others are "common"
+        rare: list[QueryTerm] = []
+        for t in sorted(terms, key=lambda t: (t.df, t.id)):
+            if sum(r.df for r in rare) + t.df >= self.index_fraction * n:
+                break
+            rare.append(t)
+        params["q"] = encoder.query_vector(terms)
+        ratio = upper_ratio(avgdl, encoded_avgdl, encoder.b)
+        if rare:  # candidates from the GIN index: the chunks holding a rare term
+            conn.execute("SELECT set_config('enable_seqscan', 'off', true)")
+            params["ids"] = [t.id for t in rare]
+            # a chunk holding only common terms scores at most (k1 + 1) * their idf sum
+            common = [t for t in terms if t not in rare]
+            outside = (encoder.k1 + 1) * sum(t.idf for t in common) if common else None
+            statement = sql.SQL(_BM25_INDEX_SQL).format(scope=condition)
+            scored = self._read(conn, statement, params, terms, k, avgdl, ratio, outside)
+            if scored is not None:
+                self.last_path = "index" if len(rare) == len(terms) else "bounded"
+                return scored[:k]
+            conn.execute("SELECT set_config('enable_seqscan', 'on', true)")
+        self.last_path = "scan"
+        statement = sql.SQL(_BM25_SCAN_SQL).format(scope=condition)
+        scored = self._read(conn, statement, params, terms, k, avgdl, ratio, None)
+        assert scored is not None
         return scored[:k]
+
+    def _read(
+        self,
+        conn: psycopg.Connection,
+        statement: sql.Composed,
+        params: dict[str, Any],
+        terms: list[QueryTerm],
+        k: int,
+        avgdl: float,
+        ratio: float,
+        outside: float | None,
+    ) -> list[tuple[str, float]] | None:
+        """Rows by stored score, rescored exactly, read until their top k is proven (see ``bm25_drift``).
+
+        ``outside``: the most a chunk the statement cannot return may score (None: it returns every
+        matching chunk); None comes back when the top k cannot be proven to beat it.
+        """
+        encoder = self.store.encoder
+        want = k + self.margin
+        while True:
+            params["n"] = want
+            rows = conn.execute(statement, params).fetchall()
+            self.last_reads += 1
+            scored = [(cid, encoder.score(terms, ids, tfs, dl, avgdl)) for cid, ids, tfs, dl, _ in rows]
+            scored.sort(key=lambda p: (-p[1], p[0]))
+            if outside is not None and not cut_is_exact([s for _, s in scored], k, outside, 1.0):
+                return None
+            if len(rows) < want or cut_is_exact([s for _, s in scored], k, -float(rows[-1][4]), ratio):
+                return scored
+            want *= 4
 
 
 class PgDenseSearcher:
@@ -248,7 +309,7 @@ class PgDenseSearcher:
         q = self.embed_query(query)
         condition, params = scope_condition(scope)
         params.update(q=q, n=k)
-        with self.store.pool.connection() as conn, conn.transaction():
+        with self.store.reads.connection() as conn, conn.transaction():
             conn.execute(_SNAPSHOT)
             limit_tenants(conn, scope)
             self._check_model(conn)
@@ -261,7 +322,10 @@ class PgDenseSearcher:
                     " set_config('enable_seqscan', 'off', true)",
                     (str(max(self.ef_search, min(k, 1000))), str(self.max_scan_tuples)),
                 )
-                rows = conn.execute(sql.SQL(_HNSW_SQL).format(scope=condition), params).fetchall()
+                # read HNSW_OVERFETCH times k rows and keep the k nearest: relaxed_order returns them
+                # roughly ordered, and the extra rows raise recall at the cost of a slightly longer walk
+                wide = {**params, "n": max(k, min(1000, k * HNSW_OVERFETCH))}
+                rows = conn.execute(sql.SQL(_HNSW_SQL).format(scope=condition), wide).fetchall()
                 path = "hnsw"
                 if len(rows) < k and self.fallback:
                     conn.execute("SELECT set_config('enable_seqscan', 'on', true)")

@@ -21,6 +21,7 @@ from psycopg.types.json import Jsonb
 from evidencedesk.backends.postgres.bm25_sparse import BM25Encoder, check_params
 from evidencedesk.backends.postgres.connection import open_pool, redact
 from evidencedesk.backends.postgres.ingest import PgIngestWriter
+from evidencedesk.backends.postgres.replicas import ReadRouter, open_read_pool, split_replicas
 from evidencedesk.backends.postgres.rows import CHUNK_SELECT, chunk_from_record, document_from_record
 from evidencedesk.backends.postgres.schema import DEFAULT_SCHEMA, lock
 from evidencedesk.backends.postgres.writer import Item, Writer
@@ -50,6 +51,8 @@ class PgStore(StoreBase):
     with (the defaults for a new store). A change re-tokenises or re-encodes the stored chunks.
     ``embedder``: when given, every write also embeds new chunks (through ``cache_path``); a store
     that already holds vectors keeps them current with the model it names, even without one.
+    ``replicas``: URLs of read-only streaming replicas of this database (or ``?replicas=HOST:PORT,...``
+    in ``url``); searches then read from them in turn while every write goes to the primary.
     """
 
     MARK = "%s"
@@ -70,7 +73,11 @@ class PgStore(StoreBase):
         min_size: int = 1,
         max_size: int = 4,
         timeout: float = 10.0,
+        replicas: Sequence[str] = (),
     ) -> None:
+        if isinstance(replicas, str):
+            raise ValueError("replicas: must be a list of URLs, not one string")
+        url, named = split_replicas(url)
         if chunker is None:
             from evidencedesk.chunking import chunk_document
 
@@ -85,7 +92,12 @@ class PgStore(StoreBase):
         self._cache = EmbeddingCache(cache_path) if cache_path is not None else None
         self._embedders: dict[str, Embedder] = {}
         self.pool = open_pool(url, schema, min_size, max_size, timeout)
+        self.replica_urls = [*named, *replicas]
+        self.reads = ReadRouter(self.pool)
         try:
+            for replica in self.replica_urls:
+                self.reads.replicas.append(open_read_pool(replica, schema, min_size, max_size, timeout))
+            self.reads = ReadRouter(self.pool, self.reads.replicas)
             self.encoder = self._stored_encoder()
             if self._bm25_wanted(tokenizer, k1, b).identity() != self.encoder.identity():
                 self.configure_bm25(tokenizer, k1, b)
@@ -98,6 +110,7 @@ class PgStore(StoreBase):
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
+        self.reads.close()
         self.pool.close()
         if self._cache is not None:
             self._cache.close()
@@ -107,6 +120,10 @@ class PgStore(StoreBase):
         with self.pool.connection() as conn:
             conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(self.schema)))
         self.close()
+
+    def wait_for_replicas(self, timeout: float = 30.0) -> None:
+        """Block until every replica has replayed all the primary has committed (no-op without replicas)."""
+        self.reads.wait(timeout)
 
     # -- writes ----------------------------------------------------------------------------------
     def _write(self, work: Callable[[Writer], T]) -> T:
@@ -121,7 +138,8 @@ class PgStore(StoreBase):
                 if embedder is not None:
                     writer.fill_vectors(embedder, self._cache)
                     writer.ensure_hnsw()
-            _tidy(conn)
+            if writer.rewrote:  # other writes leave few dead rows: autovacuum's pace is enough
+                _tidy(conn)
             return result
 
     def _vector_embedder(self, writer: Writer) -> Embedder | None:

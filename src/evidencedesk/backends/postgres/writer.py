@@ -15,6 +15,8 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from evidencedesk.backends.postgres import binary_rows as binary
+from evidencedesk.backends.postgres.bm25_drift import drifted
 from evidencedesk.backends.postgres.bm25_sparse import ENCODE_ALL, ENCODE_NEW, SPARSE_DIM, BM25Encoder
 from evidencedesk.backends.postgres.rows import (
     CHUNK_SELECT,
@@ -33,8 +35,7 @@ from evidencedesk.index.embedding_cache import EmbeddingCache, embed_cached
 from evidencedesk.store.rows import CHUNK_COLUMNS, DOCUMENT_COLUMNS
 
 Item = tuple[Document, Sequence[Chunk]]
-_TERM_COLUMNS = ("chunk_id", *SCOPE_COLUMNS, "dl", "terms", "tfs")
-_TERM_TYPES = ("text", *SCOPE_TYPES, "int4", "int4[]", "int4[]")
+_TERM_COLUMNS = ("chunk_id", *SCOPE_COLUMNS, "dl", "terms", "tfs", "weights")
 _VECTOR_COLUMNS = ("chunk_id", *SCOPE_COLUMNS, "embedding")
 FILL_BATCH = 2000
 
@@ -74,6 +75,15 @@ class Vocabulary:
         return self.ids
 
 
+def _meta(chunk: Chunk, seen: dict[int, tuple[Any, dict[str, Any]]]) -> dict[str, Any]:
+    """The chunk's metadata as a dict, converted once per metadata object (a document's chunks share it)."""
+    m = chunk.metadata
+    hit = seen.get(id(m))
+    if hit is None or hit[0] is not m:
+        hit = seen[id(m)] = (m, m.to_dict())
+    return hit[1]
+
+
 class Writer:
     """Every write of one transaction on ``conn``."""
 
@@ -81,6 +91,7 @@ class Writer:
         self.conn = conn
         self.encoder = encoder
         self.vocab = Vocabulary(conn)
+        self.rewrote = False  # True once this transaction re-encoded every BM25 row
 
     # -- documents and chunks ------------------------------------------------------------------------
     def delete(self, doc_ids: Sequence[str]) -> int:
@@ -102,40 +113,85 @@ class Writer:
             [document_row(doc, chunking_hash, build_id) for doc, _ in items],
         )  # fmt: skip
         chunks = [c for _, cs in items for c in cs]
+        metas: dict[int, tuple[Any, dict[str, Any]]] = {}
         copy_rows(
             self.conn, "chunks", CHUNK_COLUMNS, CHUNK_TYPES,
-            [chunk_row(c, n) for _, cs in items for n, c in enumerate(cs)],
+            [chunk_row(c, n, _meta(c, metas)) for _, cs in items for n, c in enumerate(cs)],
         )  # fmt: skip
         self.add_terms(chunks)
 
     def add_terms(self, chunks: Sequence[Chunk]) -> None:
-        """The BM25 rows of ``chunks`` (weights left NULL until ``encode``)."""
+        """The BM25 rows of ``chunks``, their weights encoded at the store's encoded avgdl (see ``bm25_drift``);
+        left NULL for ``encode`` when every row is due for re-encoding anyway. Written by binary COPY."""
         counts = [self.encoder.counts(c.text) for c in chunks]
         ids = self.vocab.lookup({t for tc in counts for t in tc.tf})
+        avgdl = self._encoding_avgdl(len(counts), sum(tc.length for tc in counts))
+        sizes = np.array([len(tc.tf) for tc in counts], dtype=np.int64)
+        term = np.fromiter((ids[t] for tc in counts for t in tc.tf), dtype=np.int64, count=int(sizes.sum()))
+        tf = np.fromiter((f for tc in counts for f in tc.tf.values()), dtype=np.int64, count=len(term))
+        row_of = np.repeat(np.arange(len(counts)), sizes)
+        order = np.lexsort((term, row_of))  # by chunk, then term id
+        term, tf = term[order], tf[order]
+        weights = None
+        if avgdl is not None:
+            dl = np.array([tc.length for tc in counts], dtype=np.float64)[row_of]
+            k1, b = self.encoder.k1, self.encoder.b
+            rel = dl / avgdl if avgdl > 0 else np.ones_like(dl)
+            ftf = tf.astype(np.float64)
+            weights = (ftf * (k1 + 1) / (ftf + k1 * (1 - b + b * rel))).astype(np.float32)
+        ends = np.cumsum(sizes)
         rows = []
-        for c, tc in zip(chunks, counts, strict=True):
-            pairs = sorted((ids[t], f) for t, f in tc.tf.items())
-            rows.append((c.id, *scope_values(c), tc.length, [p[0] for p in pairs], [p[1] for p in pairs]))
-        copy_rows(self.conn, "chunk_terms", _TERM_COLUMNS, _TERM_TYPES, rows)
+        for i, (c, tc) in enumerate(zip(chunks, counts, strict=True)):
+            lo, hi = int(ends[i] - sizes[i]), int(ends[i])
+            doc_id, status, audience, lang, tenant, valid_from, valid_to = scope_values(c)
+            rows.append((
+                binary.text(c.id), binary.text(doc_id), binary.text(status), binary.text(audience),
+                binary.text(lang), binary.text(tenant), binary.day(valid_from), binary.day(valid_to),
+                binary.int4(tc.length), binary.int4_array(term[lo:hi]), binary.int4_array(tf[lo:hi]),
+                binary.NULL if weights is None else binary.sparsevec(term[lo:hi] - 1, weights[lo:hi], SPARSE_DIM),
+            ))  # fmt: skip
+        statement = f"COPY chunk_terms ({', '.join(_TERM_COLUMNS)}) FROM STDIN WITH (FORMAT BINARY)"
+        with self.conn.cursor() as cur, cur.copy(statement.encode()) as copy:
+            copy.write(binary.copy_data(rows))
+
+    def _encoding_avgdl(self, n_new: int, length_new: int) -> float | None:
+        """The avgdl new rows are encoded at: the stored ``encoded_avgdl`` (set from the corpus with these
+        rows when the store has none); None when the stored weights are due for re-encoding."""
+        row = self.conn.execute("SELECT n_chunks, total_length, k1, b, encoded_avgdl FROM bm25_stats").fetchone()
+        assert row is not None
+        n, total, k1, b, encoded = row
+        if k1 != self.encoder.k1 or b != self.encoder.b:
+            return None
+        n, total = n + n_new, total + length_new
+        avgdl = total / n if n else 0.0
+        if encoded is None or encoded <= 0:
+            if n == n_new and avgdl > 0:  # no stored weights yet: these rows fix the encoded avgdl
+                self.conn.execute("UPDATE bm25_stats SET encoded_avgdl = %s", (avgdl,))
+                return float(avgdl)
+            return None
+        return None if drifted(avgdl, encoded) else float(encoded)
 
     # -- BM25 encoding -------------------------------------------------------------------------------
     def encode(self, force: bool = False) -> float:
-        """Bring every chunk's weights up to date with the corpus; returns the avgdl they now use.
+        """Bring every chunk's weights up to date with the corpus; returns the avgdl they are encoded at.
 
-        When avgdl (or k1, b) differs from what the stored weights were encoded with, every chunk is
-        re-encoded; otherwise only the chunks written since.
+        When k1, b or the tokenizer changed, or the corpus avgdl drifted past ``bm25_drift.DRIFT`` from the
+        encoded one, every row is re-encoded at the current avgdl; otherwise only rows without weights,
+        at the encoded avgdl.
         """
         row = self.conn.execute("SELECT n_chunks, total_length, k1, b, encoded_avgdl FROM bm25_stats").fetchone()
         assert row is not None
         n, total, k1, b, encoded = row
         avgdl = total / n if n else 0.0
-        params = {"k1": self.encoder.k1, "b": self.encoder.b, "avgdl": avgdl, "dim": SPARSE_DIM}
-        stale = force or encoded != avgdl or k1 != self.encoder.k1 or b != self.encoder.b
+        stale = force or k1 != self.encoder.k1 or b != self.encoder.b or (n > 0 and drifted(avgdl, encoded))
+        use = avgdl if stale or encoded is None else float(encoded)
+        params = {"k1": self.encoder.k1, "b": self.encoder.b, "avgdl": use, "dim": SPARSE_DIM}
         self.conn.execute(ENCODE_ALL if stale else ENCODE_NEW, params)
+        self.rewrote = self.rewrote or stale
         self.conn.execute(
-            "UPDATE bm25_stats SET encoded_avgdl = %s, k1 = %s, b = %s", (avgdl, self.encoder.k1, self.encoder.b)
+            "UPDATE bm25_stats SET encoded_avgdl = %s, k1 = %s, b = %s", (use, self.encoder.k1, self.encoder.b)
         )
-        return avgdl
+        return use
 
     def retokenize(self) -> None:
         """Rebuild the whole BM25 side from the chunks' text (after a tokenizer change)."""
