@@ -65,6 +65,7 @@ class Desk:
         self._searchers: dict[tuple[str, int | None, tuple[str, ...] | None], Searcher] = {}
         self._chunks: tuple[int | None, list[Chunk]] | None = None
         self._snap: tuple[int | None, Any, str] | None = None  # (build id, snapshot or None, why)
+        self._default_scope: Scope | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
@@ -87,10 +88,17 @@ class Desk:
         self._chunks = None
         return report
 
+    def _build_id(self) -> int | None:
+        """The latest build's id (one cheap query; searches are cached per build)."""
+        quick = getattr(self.store, "latest_build_id", None)
+        if quick is not None:
+            return quick()  # type: ignore[no-any-return]
+        build = self.store.latest_build()
+        return build.id if build else None
+
     def chunks(self) -> list[Chunk]:
         """Every stored chunk (cached until the next build)."""
-        build = self.store.latest_build()
-        build_id = build.id if build else None
+        build_id = self._build_id()
         if self._chunks is None or self._chunks[0] != build_id:
             self._chunks = (build_id, self.store.chunks())
             self._searchers.clear()
@@ -109,10 +117,17 @@ class Desk:
     def searcher(self, method: str | None = None, legs: Sequence[str] | None = None) -> Searcher:
         """The first-stage searcher for ``method`` (default: what the settings describe); ``legs``
         names a hybrid's legs (default: the configured legs)."""
-        from evidencedesk.retrieval.factory import make_searcher
-
         method = method or self.settings.retrieval.method
         names = tuple(legs) if legs else None
+        latest = (f"latest:{method}", self._build_id(), names)
+        found = self._searchers.get(latest)  # one query per search when nothing changed since the last one
+        if found is None:
+            found = self._searchers[latest] = self._find_searcher(method, names)
+        return found
+
+    def _find_searcher(self, method: str, names: tuple[str, ...] | None) -> Searcher:
+        from evidencedesk.retrieval.factory import make_searcher
+
         mapped = self._snapshot_searcher(method, names)
         if mapped is not None:
             return mapped
@@ -158,8 +173,7 @@ class Desk:
             return None, "PostgreSQL store: searches run in the database"
         from evidencedesk.retrieval.snapshot_settings import snapshot_status
 
-        build = self.store.latest_build()
-        build_id = build.id if build else None
+        build_id = self._build_id()
         if self._snap is None or self._snap[0] != build_id:
             self._snap = (build_id, *snapshot_status(self.store, self.settings))
         return self._snap[1], self._snap[2]
@@ -181,7 +195,9 @@ class Desk:
 
     def _scope(self, scope: Scope | dict[str, Any] | None) -> Scope:
         if scope is None:
-            return self.settings.scope.to_scope()
+            if self._default_scope is None:
+                self._default_scope = self.settings.scope.to_scope()
+            return self._default_scope
         return Scope.from_dict(scope) if isinstance(scope, dict) else scope
 
     def search(

@@ -90,7 +90,7 @@ class Postings:
             hit, where = np.unique(rows, return_inverse=True)
             return hit.astype(np.int64), np.bincount(where, weights=scores)
         dense = np.bincount(rows, weights=scores, minlength=n_rows)
-        hit = np.flatnonzero(dense)
+        hit = (dense > 0).nonzero()[0]  # every posting scores > 0; a boolean nonzero is several times faster
         return hit, dense[hit]
 
 

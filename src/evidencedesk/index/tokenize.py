@@ -8,6 +8,12 @@ while an identifier such as ``max_bytes`` stays whole. Zero-width joiners and so
 removed and non-ASCII text is put in NFC form first, so the same word typed two ways gives the
 same term.
 
+Languages: ``language="auto"`` stems each text in its own language (the ``lang`` code of its
+document: ``en`` English, ``de`` German, ... any language Snowball has; a language without a Snowball
+stemmer, such as Bangla, is left unstemmed), and ``stopwords="auto"`` drops the stopwords-iso list of
+that language. A query has no language of its own: ``query_terms`` tokenises it in every language of
+the index and keeps each distinct term once.
+
 A tokenizer's settings are part of an index's identity: ``to_dict``/``from_dict`` round-trip them.
 """
 
@@ -16,13 +22,25 @@ from __future__ import annotations
 import re
 import sys
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Any
 
 import Stemmer
 
-STOPWORD_LISTS = ("english",)
+STOPWORD_LISTS = ("english", "auto")
+AUTO = "auto"
+# ISO 639-1 language codes (the ``lang`` of a document) to Snowball stemmer names
+SNOWBALL = {
+    "ar": "arabic", "hy": "armenian", "eu": "basque", "ca": "catalan", "cs": "czech", "da": "danish",
+    "nl": "dutch", "en": "english", "eo": "esperanto", "et": "estonian", "fi": "finnish", "fr": "french",
+    "de": "german", "el": "greek", "hi": "hindi", "hu": "hungarian", "id": "indonesian", "ga": "irish",
+    "it": "italian", "lt": "lithuanian", "ne": "nepali", "no": "norwegian", "nb": "norwegian",
+    "fa": "persian", "pl": "polish", "pt": "portuguese", "ro": "romanian", "ru": "russian", "sr": "serbian",
+    "st": "sesotho", "es": "spanish", "sv": "swedish", "ta": "tamil", "tr": "turkish", "yi": "yiddish",
+}  # fmt: skip
+DEFAULT_LANG = "en"
 _INVISIBLE = re.compile("[\u200c\u200d\u00ad\u2060\ufeff]")  # joiners, soft hyphen, word joiner, BOM
 
 
@@ -63,11 +81,27 @@ def normalize_text(text: str) -> str:
 @cache
 def stopword_list(name: str) -> frozenset[str]:
     """A named stopword list (``"english"``: scikit-learn's list, imported only when asked for)."""
-    if name not in STOPWORD_LISTS:
+    if name != "english":
         raise ValueError(f"stopwords: must be one of {', '.join(STOPWORD_LISTS)} or None, got {name!r}")
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     return frozenset(ENGLISH_STOP_WORDS)
+
+
+@cache
+def language_stopwords(lang: str) -> frozenset[str]:
+    """The stopwords-iso list of an ISO 639-1 language code (empty for a language it lacks)."""
+    import stopwordsiso
+
+    code = (lang or DEFAULT_LANG).split("-")[0].lower()
+    if not stopwordsiso.has_lang(code):
+        return frozenset()
+    return frozenset(normalize_text(w).lower() for w in stopwordsiso.stopwords(code))
+
+
+def snowball_name(lang: str) -> str | None:
+    """The Snowball stemmer for an ISO 639-1 language code, or None when Snowball has none."""
+    return SNOWBALL.get((lang or DEFAULT_LANG).split("-")[0].lower())
 
 
 @cache
@@ -81,8 +115,8 @@ class Tokenizer:
 
     ``lowercase``: fold case (``str.lower``). ``min_length``: drop shorter words (2 reproduces
     scikit-learn's default ``token_pattern``, which drops one-character words). ``stopwords``:
-    the name of a stopword list (``"english"``) or None. ``stem``: Snowball stemming with PyStemmer
-    in ``language``.
+    the name of a stopword list (``"english"``), ``"auto"`` (each text's own language) or None.
+    ``stem``: Snowball stemming with PyStemmer in ``language`` (a Snowball name, or ``"auto"``).
     """
 
     lowercase: bool = True
@@ -97,18 +131,26 @@ class Tokenizer:
             raise ValueError(f"min_length: must be an integer >= 1, got {self.min_length!r}")
         if self.stopwords is not None and self.stopwords not in STOPWORD_LISTS:
             raise ValueError(f"stopwords: must be one of {', '.join(STOPWORD_LISTS)} or None, got {self.stopwords!r}")
-        if self.stem and self.language not in Stemmer.algorithms():
+        if self.stem and self.language != AUTO and self.language not in Stemmer.algorithms():
             raise ValueError(
-                f"language: no Snowball stemmer for {self.language!r}; choose from {', '.join(Stemmer.algorithms())}"
+                f"language: no Snowball stemmer for {self.language!r}; choose auto or one of "
+                f"{', '.join(Stemmer.algorithms())}"
             )
-        object.__setattr__(self, "_stop", stopword_list(self.stopwords) if self.stopwords else frozenset())
+        fixed = self.stopwords is not None and self.stopwords != AUTO
+        object.__setattr__(self, "_stop", stopword_list(self.stopwords) if fixed else frozenset())
+
+    @property
+    def per_language(self) -> bool:
+        """Whether terms depend on the text's language (``auto`` stemming or stopwords)."""
+        return self.stopwords == AUTO or (self.stem and self.language == AUTO)
 
     def words(self, text: str) -> list[str]:
         """The words of ``text`` as written (after Unicode normalisation), before any other step."""
         return _compiled().findall(normalize_text(text))
 
-    def tokenize(self, text: str) -> list[str]:
-        """The terms of ``text`` in order, repeats kept."""
+    def tokenize(self, text: str, lang: str = DEFAULT_LANG) -> list[str]:
+        """The terms of ``text`` in order, repeats kept; ``lang`` (an ISO 639-1 code) matters only
+        for ``auto`` stemming or stopwords."""
         if not text:
             return []
         text = normalize_text(text)
@@ -117,11 +159,24 @@ class Tokenizer:
         words = _compiled().findall(text)
         if self.min_length > 1:
             words = [w for w in words if len(w) >= self.min_length]
-        if self._stop:
-            words = [w for w in words if w not in self._stop]
+        stop = language_stopwords(lang) if self.stopwords == AUTO else self._stop
+        if stop:
+            words = [w for w in words if w not in stop]
         if self.stem and words:
-            words = _stemmer(self.language).stemWords(words)
+            language = snowball_name(lang) if self.language == AUTO else self.language
+            if language is not None:
+                words = _stemmer(language).stemWords(words)
         return words
+
+    def query_terms(self, text: str, langs: Iterable[str] = (DEFAULT_LANG,)) -> list[str]:
+        """A query's distinct terms, first-seen order: its terms in each of ``langs`` (the languages of
+        the indexed texts) when the tokenizer is per-language, else its terms once."""
+        if not self.per_language:
+            return list(dict.fromkeys(self.tokenize(text)))
+        terms: dict[str, None] = {}
+        for lang in langs:
+            terms.update(dict.fromkeys(self.tokenize(text, lang)))
+        return list(terms)
 
     __call__ = tokenize
 

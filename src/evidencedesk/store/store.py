@@ -208,6 +208,11 @@ class Store:
         rows = self._rows("SELECT * FROM builds ORDER BY id DESC LIMIT 1")
         return self._build(rows[0]) if rows else None
 
+    def latest_build_id(self) -> int | None:
+        """The latest build's id without reading its report (a search checks it on every call)."""
+        row = self._rows("SELECT MAX(id) FROM builds")[0]
+        return None if row[0] is None else int(row[0])
+
     # -- traces and evaluation runs --------------------------------------------------------------
     def save_trace(self, trace_id: str, data: dict[str, Any]) -> None:
         """Save (or replace) a trace under ``trace_id``."""

@@ -47,6 +47,11 @@ class RecordsMixin:
         rows = self._rows("SELECT * FROM builds ORDER BY id DESC LIMIT 1")
         return self._build(rows[0]) if rows else None
 
+    def latest_build_id(self) -> int | None:
+        """The latest build's id without reading its report (a search checks it on every call)."""
+        rows = self._rows("SELECT MAX(id) AS id FROM builds")
+        return None if not rows or rows[0]["id"] is None else int(rows[0]["id"])
+
     # -- traces ----------------------------------------------------------------------------------
     def save_trace(self, trace_id: str, data: dict[str, Any]) -> None:
         """Save (or replace) a trace under ``trace_id``."""
