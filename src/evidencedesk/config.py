@@ -50,7 +50,8 @@ class LegSettings(_Strict):
     # Snowball stemming and stopword removal in each chunk's own language: measured best on SciFact's
     # training split, squad2-dev and the example corpus (bench/defaults.py, bench/RESULTS.md)
     stem: bool = True
-    stopwords: str | None = "english"
+    stopwords: str | None = "auto"  # "auto" (each chunk's language), "english" or null (keep every word)
+    language: str = "auto"  # stemmer: "auto" (each chunk's language) or a Snowball language name
     rank: int = Field(100, ge=1)  # LSA rank
     model: str = "minilm"  # dense: "minilm" (bundled) or a sentence-transformers name or path
     contextual: bool = False

@@ -333,7 +333,9 @@ def leg_params(settings: Settings, method: str, cache_path: Path) -> dict[str, A
                 params["embedder"] = leg.model
         return params
     if method == "bm25":
-        return {"k1": leg.k1, "b": leg.b, "stem": leg.stem, "stopwords": leg.stopwords} if leg else {}
+        if leg is None:
+            return {}
+        return {"k1": leg.k1, "b": leg.b, "stem": leg.stem, "stopwords": leg.stopwords, "language": leg.language}
     if method == "lsa" and leg is not None:
         return {"rank": leg.rank}
     return {}

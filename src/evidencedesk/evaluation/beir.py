@@ -212,12 +212,17 @@ def searcher_params(
     stopwords: bool = True,
     contextual: bool = False,
     progress: bool = False,
+    stopword_list: str = "english",
+    language: str = "english",
+    embedder: str | None = None,
 ) -> dict[str, Any]:
-    """``make_searcher`` parameters for a BEIR run: English stemming and stopwords for lexical legs,
-    the store's embedding cache for dense legs."""
-    lexical: dict[str, Any] = {"stem": stem, "stopwords": "english" if stopwords else None}
+    """``make_searcher`` parameters for a BEIR run: stemming and stopwords for lexical legs (English
+    unless ``stopword_list``/``language`` say ``auto``), the store's embedding cache for dense legs."""
+    lexical: dict[str, Any] = {"stem": stem, "stopwords": stopword_list if stopwords else None, "language": language}
     bm25 = {**lexical, **({"k1": k1} if k1 is not None else {}), **({"b": b} if b is not None else {})}
     dense: dict[str, Any] = {"contextual": contextual, "progress": progress}
+    if embedder is not None and embedder != "minilm":
+        dense["embedder"] = embedder
     if store_dir is not None:
         dense["cache_path"] = Path(store_dir) / EMBEDDINGS_FILE
     if method == "bm25":

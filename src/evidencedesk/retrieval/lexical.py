@@ -74,8 +74,10 @@ class BM25Searcher(RowSearcher):
         """The query's distinct terms (in every language of the indexed chunks when per-language)."""
         return self.tokenizer.query_terms(query, self.langs)
 
-    def _score(self, query: str, allowed: np.ndarray, key: Hashable) -> tuple[np.ndarray, np.ndarray]:
-        return self.index.scores(self.query_terms(query), allowed, key)
+    def _score(
+        self, query: str, allowed: np.ndarray, key: Hashable, best: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return self.index.scores(self.query_terms(query), allowed, key, best)
 
     def _add_rows(self, chunks: Sequence[Chunk]) -> None:
         self.index.add(self._terms(chunks))
@@ -113,7 +115,9 @@ class TfidfSearcher(RowSearcher):
     def identity(self) -> dict[str, Any]:
         return {"method": self.name, **self.config}
 
-    def _score(self, query: str, allowed: np.ndarray, key: Hashable) -> tuple[np.ndarray, np.ndarray]:
+    def _score(
+        self, query: str, allowed: np.ndarray, key: Hashable, best: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         return self.index.scores(query, allowed)
 
     def _add_rows(self, chunks: Sequence[Chunk]) -> None:
@@ -155,7 +159,9 @@ class LsaSearcher(RowSearcher):
     def identity(self) -> dict[str, Any]:
         return {"method": self.name, **self.config}
 
-    def _score(self, query: str, allowed: np.ndarray, key: Hashable) -> tuple[np.ndarray, np.ndarray]:
+    def _score(
+        self, query: str, allowed: np.ndarray, key: Hashable, best: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         return self.index.scores(query, allowed)
 
     def _add_rows(self, chunks: Sequence[Chunk]) -> None:

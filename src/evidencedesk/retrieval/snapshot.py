@@ -297,7 +297,7 @@ class SnapshotSearcher:
             return np.empty(0, dtype=np.int64), np.empty(0)
         if self.method == "bm25":
             terms = self.snapshot.tokenizer.query_terms(str(query), self.snapshot.langs)
-            rows, scores = self.snapshot.bm25.scores(terms, mask, key)
+            rows, scores = self.snapshot.bm25.scores(terms, mask, key, k)
             return top_k(rows, scores, k, self.snapshot.tie) if len(rows) else (rows, scores)
         vector = embed_query(self.embedder, query) if isinstance(query, str) else query
         index = self.snapshot.ann if self.method == "dense-ann" else self.snapshot.dense

@@ -23,7 +23,7 @@ from evidencedesk.backends.postgres.rows import CHUNK_SELECT, chunk_from_record
 from evidencedesk.backends.postgres.scope_sql import scope_condition
 from evidencedesk.backends.postgres.store import PgStore
 from evidencedesk.documents import Chunk
-from evidencedesk.index.embedders import Embedder, default_embedder
+from evidencedesk.index.embedders import Embedder, default_embedder, embed_query
 from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.retrieval.candidates import Candidate, ranked
 from evidencedesk.retrieval.row_searcher import check_k
@@ -198,7 +198,7 @@ class PgDenseSearcher:
         }
 
     def embed_query(self, query: str) -> np.ndarray:
-        return np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
+        return embed_query(self.embedder, query)
 
     def search(self, query: str, k: int = 10, scope: Scope | None = None) -> list[Candidate]:
         k = check_k(k)
