@@ -83,6 +83,28 @@ def open_desk(scifact: Path, store_dir: Path, seed_cache: Path | None) -> tuple[
     return Desk(store_dir, settings=Settings()), list(data.queries.values()), len(documents)
 
 
+def hybrid_desk(args: argparse.Namespace, chunks: list[Any]) -> tuple[Desk, int]:
+    """The bench store for hybrid search, or (``--embedded-only``) a store of the abstracts whose
+    vectors are already in the cache, so that a run never waits for the corpus to be embedded."""
+    if not args.embedded_only:
+        return Desk(args.store, settings=Settings()), len(chunks)
+    from evidencedesk.index.embedders import default_embedder
+    from evidencedesk.index.embedding_cache import EmbeddingCache, text_hash
+
+    with EmbeddingCache(args.store / EMBEDDINGS_FILE) as cache:
+        model = default_embedder()
+        found = cache.get_many(model.name, [text_hash(c.text) for c in chunks], model.dim)
+    data = load_beir(args.scifact, "test")
+    keep = {c.doc_id for c in chunks if text_hash(c.text) in found}
+    documents = [d for d in with_tenants(data.documents) if d.id in keep]
+    where = args.store.with_name(args.store.name + "-embedded")
+    where.mkdir(parents=True, exist_ok=True)
+    shutil.copy(args.store / EMBEDDINGS_FILE, where / EMBEDDINGS_FILE)
+    with Store(where) as store:
+        store.sync(documents, BEIR_CHUNKING, remove_missing=True)
+    return Desk(where, settings=Settings()), len(documents)
+
+
 def scopes() -> dict[str, Scope]:
     return {
         "none": Scope(),
@@ -152,21 +174,23 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]
     out["bm25s"] = bm25s.__version__
 
     # -- hybrid latency ---------------------------------------------------------------------------------
+    desk.close()
     hybrid: dict[str, float] = {}
     if not args.no_hybrid:
+        hdesk, out["hybrid_docs"] = hybrid_desk(args, chunks)
         t = time.perf_counter()
-        desk.search(queries[0], k=K)
+        hdesk.search(queries[0], k=K)
         out["hybrid_first_s"] = time.perf_counter() - t
         for q in queries[: args.hybrid_queries]:
-            desk.search(q, k=K)  # warm
+            hdesk.search(q, k=K)  # warm
         times = []
         for q in queries[: args.hybrid_queries]:
             t = time.perf_counter()
-            desk.search(q, k=K)
+            hdesk.search(q, k=K)
             times.append((time.perf_counter() - t) * 1000)
         hybrid = {"p50": statistics.median(times), "p95": float(np.percentile(times, 95)), "n": len(times)}
-        out["hybrid_method"] = desk.settings.retrieval.method
-    desk.close()
+        out["hybrid_method"] = hdesk.settings.retrieval.method
+        hdesk.close()
     rows = [
         {"name": "evidencedesk Desk.search, one query per call (text in)", **ours},
         {"name": f"bm25s {out['bm25s']} retrieve, all queries in one call (token ids in)", **theirs},
@@ -211,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest counts")
     parser.add_argument("--hybrid-queries", type=int, default=300, help="queries timed for hybrid latency")
     parser.add_argument("--no-hybrid", action="store_true", help="skip the hybrid latency (needs embeddings)")
+    parser.add_argument("--embedded-only", action="store_true",
+                        help="hybrid latency over the abstracts whose vectors are cached (no embedding)")  # fmt: skip
     parser.add_argument("--profile", action="store_true", help="print a cProfile of unfiltered Desk.search")
     parser.add_argument("--no-write", action="store_true", help=f"do not write the section of {RESULTS.name}")
     args = parser.parse_args(argv)
@@ -231,7 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     hyb = notes["hybrid"]
     hybrid_line = (
-        f"Hybrid (`Desk.search` with the default settings: {notes['hybrid_method']}), warm, one query at a time, "
+        f"Hybrid (`Desk.search` with the default settings: {notes['hybrid_method']}) over {notes['hybrid_docs']:,} "
+        f"abstracts{' (those embedded so far)' if notes['hybrid_docs'] < notes['docs'] else ''}, warm, "
+        "one query at a time, "
         f"{hyb['n']} queries: p50 {hyb['p50']:.2f} ms, p95 {hyb['p95']:.2f} ms "
         f"(target p50 <= 10 ms: {'met' if hyb['p50'] <= 10 else 'NOT met'}); the first hybrid search after "
         f"opening took {notes['hybrid_first_s']:.1f} s (builds both legs)."

@@ -100,6 +100,8 @@ def test_query_terms_cover_every_indexed_language_once() -> None:
     terms = tok.query_terms("Fahrräder returns", ["de", "en"])
     assert "fahrrad" in terms and "return" in terms
     assert len(terms) == len(set(terms))
+    # English stopwords stay out even though Bangla (also indexed) has no list; Bangla is not stemmed
+    assert set(tok.query_terms("can I return the bikes", ["bn", "en"])) == {"return", "bike", "bikes"}
     fixed = Tokenizer(stem=True, stopwords="english")
     assert not fixed.per_language
     assert fixed.query_terms("the returns returns", ["de", "bn"]) == ["return"]

@@ -104,6 +104,11 @@ def language_stopwords(lang: str) -> frozenset[str]:
     return frozenset(normalize_text(w).lower() for w in get_stop_words(code))
 
 
+@cache
+def _union_stopwords(langs: tuple[str, ...]) -> frozenset[str]:
+    return frozenset().union(*(language_stopwords(lang) for lang in langs))
+
+
 def snowball_name(lang: str) -> str | None:
     """The Snowball stemmer for an ISO 639-1 language code, or None when Snowball has none."""
     return SNOWBALL.get((lang or DEFAULT_LANG).split("-")[0].lower())
@@ -178,9 +183,21 @@ class Tokenizer:
         the indexed texts) when the tokenizer is per-language, else its terms once."""
         if not self.per_language:
             return list(dict.fromkeys(self.tokenize(text)))
+        langs = tuple(dict.fromkeys(langs)) or (DEFAULT_LANG,)
+        text = normalize_text(text)
+        words = _compiled().findall(text.lower() if self.lowercase else text)
+        if self.min_length > 1:
+            words = [w for w in words if len(w) >= self.min_length]
+        # a word that is a stopword in any indexed language is not a query term in any of them
+        stop = _union_stopwords(langs) if self.stopwords == AUTO else self._stop
+        if stop:
+            words = [w for w in words if w not in stop]
+        if not self.stem or not words:
+            return list(dict.fromkeys(words))
         terms: dict[str, None] = {}
-        for lang in langs:
-            terms.update(dict.fromkeys(self.tokenize(text, lang)))
+        names = [snowball_name(lang) for lang in langs] if self.language == AUTO else [self.language]
+        for name in dict.fromkeys(names):
+            terms.update(dict.fromkeys(_stemmer(name).stemWords(words) if name is not None else words))
         return list(terms)
 
     __call__ = tokenize
