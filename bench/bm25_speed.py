@@ -20,7 +20,7 @@ import argparse
 import cProfile
 import gc
 import pstats
-import shutil
+import sqlite3
 import statistics
 import sys
 import time
@@ -72,12 +72,18 @@ def best_time(run: Callable[[], Any], repeat: int) -> float:
     return min(times)
 
 
+def copy_cache(source: Path, target: Path) -> None:
+    """Copy an embedding cache with SQLite's backup (safe while another process writes to it)."""
+    with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
+        src.backup(dst)
+
+
 def open_desk(scifact: Path, store_dir: Path, seed_cache: Path | None) -> tuple[Desk, list[str], int]:
     data = load_beir(scifact, "test")
     documents = with_tenants(data.documents)
     if seed_cache is not None and seed_cache.is_file() and not (store_dir / EMBEDDINGS_FILE).exists():
         store_dir.mkdir(parents=True, exist_ok=True)
-        shutil.copy(seed_cache, store_dir / EMBEDDINGS_FILE)
+        copy_cache(seed_cache, store_dir / EMBEDDINGS_FILE)
     with Store(store_dir) as store:
         store.sync(documents, BEIR_CHUNKING, remove_missing=True)
     return Desk(store_dir, settings=Settings()), list(data.queries.values()), len(documents)
@@ -91,15 +97,17 @@ def hybrid_desk(args: argparse.Namespace, chunks: list[Any]) -> tuple[Desk, int]
     from evidencedesk.index.embedders import default_embedder
     from evidencedesk.index.embedding_cache import EmbeddingCache, text_hash
 
-    with EmbeddingCache(args.store / EMBEDDINGS_FILE) as cache:
+    where = args.store.with_name(args.store.name + "-embedded")
+    where.mkdir(parents=True, exist_ok=True)
+    seed = args.seed_cache
+    source = seed if seed is not None and seed.is_file() else args.store / EMBEDDINGS_FILE
+    copy_cache(source, where / EMBEDDINGS_FILE)
+    with EmbeddingCache(where / EMBEDDINGS_FILE) as cache:
         model = default_embedder()
         found = cache.get_many(model.name, [text_hash(c.text) for c in chunks], model.dim)
     data = load_beir(args.scifact, "test")
     keep = {c.doc_id for c in chunks if text_hash(c.text) in found}
     documents = [d for d in with_tenants(data.documents) if d.id in keep]
-    where = args.store.with_name(args.store.name + "-embedded")
-    where.mkdir(parents=True, exist_ok=True)
-    shutil.copy(args.store / EMBEDDINGS_FILE, where / EMBEDDINGS_FILE)
     with Store(where) as store:
         store.sync(documents, BEIR_CHUNKING, remove_missing=True)
     return Desk(where, settings=Settings()), len(documents)
