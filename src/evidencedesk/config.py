@@ -58,7 +58,9 @@ class LegSettings(_Strict):
 
 
 class FusionSettings(_Strict):
-    method: Literal["rrf", "normalized"] = "rrf"
+    # min-max normalised scores, equal weights: measured best on SciFact train, squad2-dev and the example
+    # corpus (bench/defaults.py); rrf is one line of YAML away
+    method: Literal["rrf", "normalized"] = "normalized"
     k: int = Field(60, ge=0)
     weights: list[float] | None = None
 

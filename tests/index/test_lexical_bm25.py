@@ -280,7 +280,8 @@ def test_best_hint_keeps_the_true_top_k_on_a_large_index() -> None:
     for query in (["w0", "w1", "w2"], ["w3"], vocab[:12]):
         rows, scores = index.scores(query)
         cut_rows, cut_scores = index.scores(query, best=10)
-        assert len(cut_rows) < len(rows)  # the floor did cut
+        if len(query) > 1:
+            assert len(cut_rows) < len(rows)  # the floor did cut (one term's postings are returned as they are)
         assert set(cut_rows.tolist()) <= set(rows.tolist())
         want = top_k(rows, scores, 10, tie)
         got = top_k(cut_rows, cut_scores, 10, tie)
