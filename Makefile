@@ -5,7 +5,14 @@ PY := $(VENV)/bin/python
 BASE := $(VENV)/.installed-base
 FULL := $(VENV)/.installed-full
 
-.PHONY: install install-full demo test lint bench bench-1m docs clean
+.PHONY: install install-full demo test lint typecheck bench bench-1m docs clean
+
+# Checked with `mypy --strict`: the public API, the shared records and errors, the storage contract
+# with both stores, the text package and the wiring beside the core, and the contract tests.
+STRICT := src/evidencedesk/__init__.py src/evidencedesk/errors.py src/evidencedesk/documents.py \
+	src/evidencedesk/trace.py src/evidencedesk/store src/evidencedesk/backends/postgres/store.py \
+	src/evidencedesk/backends/postgres/ingest.py src/evidencedesk/text src/evidencedesk/wiring_snapshot.py \
+	tests/support/contract.py tests/store/test_store_contract.py tests/backends/test_pg_contract.py
 
 # Core + dev tools: enough for the demo and most tests.
 $(BASE): pyproject.toml
@@ -34,10 +41,14 @@ demo: $(BASE)
 
 test: $(FULL)
 	$(PY) -m ruff check src tests bench
+	$(PY) -m mypy --strict $(STRICT)
 	$(PY) -m pytest -q
 
 lint: $(BASE)
 	$(PY) -m ruff check src tests bench
+
+typecheck: $(BASE)
+	$(PY) -m mypy --strict $(STRICT)
 
 bench: $(FULL)
 	$(PY) -m pip install --quiet -e '.[bench]'

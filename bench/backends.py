@@ -33,11 +33,11 @@ from evidencedesk.backends.postgres import PgBM25Searcher, PgDenseSearcher, PgSt
 from evidencedesk.evaluation.beir import BEIR_CHUNKING, doc_run, load_beir, score_run
 from evidencedesk.index.embedders import default_embedder
 from evidencedesk.index.embedding_cache import EmbeddingCache, embed_cached
-from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.dense import DenseSearcher
 from evidencedesk.retrieval.lexical import BM25Searcher
 from evidencedesk.store import Store
+from evidencedesk.text.tokenizer import Tokenizer
 from machine_info import machine
 
 REPO = Path(__file__).resolve().parents[1]

@@ -38,12 +38,12 @@ from evidencedesk.evaluation.labels import load_labels
 from evidencedesk.evaluation.runner import evaluate
 from evidencedesk.index.embedders import OnnxMiniLM, embedder_from_name
 from evidencedesk.index.embedding_cache import EmbeddingCache, text_hash
-from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.dense import DenseSearcher
 from evidencedesk.retrieval.fusion import normalized_fusion, rrf
 from evidencedesk.retrieval.lexical import BM25Searcher
 from evidencedesk.retrieval.scope import Scope
+from evidencedesk.text.tokenizer import Tokenizer
 from machine_info import machine
 
 RESULTS = Path(__file__).with_name("RESULTS.md")

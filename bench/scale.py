@@ -43,8 +43,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from corpus_gen import DerivedVectors, generate, load_sources  # noqa: E402
-from evidencedesk.index.tokenize import Tokenizer  # noqa: E402
 from evidencedesk.retrieval.scope import Scope  # noqa: E402
+from evidencedesk.text.tokenizer import Tokenizer  # noqa: E402
 
 SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
 CHUNKS_PER_DOC = 14.3  # what the structure chunker makes of one generated document (measured)

@@ -21,7 +21,7 @@ def test_cookbook_shape_is_accepted(tmp_path: Path) -> None:
         "    - {method: dense, depth: 40}\n"
         "    - {method: bm25, depth: 40, k1: 1.2}\n"
         "  fusion: {method: rrf, k: 60}\n"
-        "  rerank: {method: overlap, top_n: 8}\n"
+        "  rerank: {method: overlap, candidates: 30}\n"
         "  diversity: {method: mmr, lambda: 0.5}\n"
         "context: {budget_tokens: 600, order: edges}\n"
         "generator: {name: openai, base_url: 'http://127.0.0.1:9/v1', model: smol}\n",

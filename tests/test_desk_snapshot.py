@@ -10,7 +10,6 @@ from typer.testing import CliRunner
 
 from evidencedesk import Desk, Settings
 from evidencedesk.cli import app
-from evidencedesk.retrieval.snapshot import SnapshotSearcher
 
 ROOT = Path(__file__).resolve().parents[1]
 KESTREL = ROOT / "examples" / "kestrel"
@@ -42,14 +41,14 @@ def test_snapshot_gives_the_same_results_and_answers(tmp_path: Path, docs: Path)
         assert desk.snapshot_status().startswith("no snapshot")
         desk.write_index()
         assert desk.snapshot_status().startswith("snapshot of build")
-        assert isinstance(desk.searcher("bm25"), SnapshotSearcher)
+        assert desk.searcher_label("bm25").startswith("snapshot-")
         for method, expected in before.items():
             assert _ranked(desk, method) == expected, method
         answer_after = desk.ask(QUESTIONS[0], save=False)
         assert answer_after["answer"] == answer_before["answer"]
         assert answer_after["sources"] == answer_before["sources"]
     with Desk(tmp_path / "store") as reopened:  # a new process opens the snapshot, not the chunks
-        assert isinstance(reopened.searcher("dense"), SnapshotSearcher)
+        assert reopened.searcher_label("dense").startswith("snapshot-")
         assert reopened._chunks is None
         assert _ranked(reopened, "hybrid") == before["hybrid"]
 
@@ -63,7 +62,7 @@ def test_ingest_makes_the_snapshot_stale_and_search_stays_right(tmp_path: Path, 
         assert "the store is at build 2" in desk.snapshot_status()
         hits = desk.search("stem bolt torque", k=5, method="bm25")
         assert hits and all(c.chunk.doc_id != "kc-torque-chart" for c in hits)
-        assert not isinstance(desk.searcher("bm25"), SnapshotSearcher)
+        assert not desk.searcher_label("bm25").startswith("snapshot-")
 
 
 def test_snapshot_with_other_settings_is_not_used(tmp_path: Path, docs: Path) -> None:
@@ -73,10 +72,10 @@ def test_snapshot_with_other_settings_is_not_used(tmp_path: Path, docs: Path) ->
     plain = Settings.model_validate({"retrieval": {"legs": [{"method": "bm25", "stem": False}]}})
     with Desk(tmp_path / "store", settings=plain) as desk:
         assert "other BM25 or dense settings" in desk.snapshot_status()
-        assert not isinstance(desk.searcher("bm25"), SnapshotSearcher)
+        assert not desk.searcher_label("bm25").startswith("snapshot-")
     with Desk(tmp_path / "store") as desk:  # no vectors saved: dense is built in memory, bm25 mapped
-        assert isinstance(desk.searcher("bm25"), SnapshotSearcher)
-        assert not isinstance(desk.searcher("dense"), SnapshotSearcher)
+        assert desk.searcher_label("bm25").startswith("snapshot-")
+        assert not desk.searcher_label("dense").startswith("snapshot-")
 
 
 def test_index_command_writes_the_snapshot(tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,13 +13,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.errors import ConfigError
 from evidencedesk.retrieval.scope import Scope
 
 CONFIG_NAME = "evidencedesk.yaml"
-
-
-class ConfigError(ValueError):
-    """A configuration file or value that cannot be used; the message names the file and key."""
 
 
 class _Strict(BaseModel):
@@ -69,7 +66,12 @@ class RerankSettings(_Strict):
     method: Literal["none", "overlap", "cross-encoder", "llm"] = "none"
     model: str | None = None
     candidates: int = Field(20, ge=1, le=1000)
-    top_n: int = Field(5, ge=1, le=100)
+
+    @model_validator(mode="after")
+    def _model_for_cross_encoder(self) -> RerankSettings:
+        if self.method == "cross-encoder" and not self.model:
+            raise ValueError("the cross-encoder reranker needs a model (a name or a path)")
+        return self
 
 
 class DiversitySettings(_Strict):

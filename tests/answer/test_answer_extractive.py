@@ -5,7 +5,6 @@ from __future__ import annotations
 from functools import cache
 
 import pytest
-from answer_fixtures import as_candidates, holding, kestrel_by_id, kestrel_chunks, make_chunk
 
 from evidencedesk.answer.citations import CITATION, segments
 from evidencedesk.answer.generators import get_generator
@@ -15,6 +14,7 @@ from evidencedesk.answer.pipeline import ask
 from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.factory import make_searcher
 from evidencedesk.retrieval.scope import Scope
+from tests.support.answer import as_candidates, holding, kestrel_by_id, kestrel_chunks, make_chunk
 
 TORQUE_HEADER = "| Part | Size M | Size L | Note |"
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from answer_fixtures import make_chunk
 
 from evidencedesk.answer.generators.answer_types import asked, offers, quantities
 from evidencedesk.answer.generators.dense_match import DenseScorer, default_dense_scorer, latin_share
@@ -11,6 +10,7 @@ from evidencedesk.answer.generators.lexical_match import LexicalScorer, holds, q
 from evidencedesk.answer.generators.paragraphs import neighbours, paragraph_ids
 from evidencedesk.answer.generators.table_rows import key_match, row_cells
 from evidencedesk.answer.units import split_units
+from tests.support.answer import make_chunk
 
 TORQUE = "| Part | Size M | Size L | Note |\n"
 SIZES = "| Rider height | Ridgeline (mountain) | Metro and Metro E (city) |\n"

@@ -10,7 +10,6 @@ from __future__ import annotations
 from functools import cache
 
 import pytest
-from answer_fixtures import kestrel_chunks, make_chunk
 
 from evidencedesk.answer.generators.extractive import ExtractiveGenerator
 from evidencedesk.answer.injection import looks_like_instruction
@@ -18,6 +17,7 @@ from evidencedesk.answer.pipeline import ask
 from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.factory import make_searcher
 from evidencedesk.retrieval.scope import Scope
+from tests.support.answer import kestrel_chunks, make_chunk
 
 INJECTED = [
     make_chunk(

@@ -6,17 +6,18 @@ import json
 from functools import cache
 
 import pytest
-from answer_fixtures import holding, kestrel_by_id, kestrel_chunks
 
 from evidencedesk.answer.generators.base import Generation
 from evidencedesk.answer.generators.extractive import ExtractiveGenerator
 from evidencedesk.answer.pipeline import ask, result_dict
 from evidencedesk.evaluation.labels import Gold, Label
+from evidencedesk.evaluation.taxonomy import diagnose
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.factory import make_searcher
 from evidencedesk.retrieval.rerank import OverlapReranker
 from evidencedesk.retrieval.rewrite import Rewriter
 from evidencedesk.retrieval.scope import Scope
+from tests.support.answer import holding, kestrel_by_id, kestrel_chunks
 
 STAGES = ["rewrite", "retrieval", "rerank", "context", "generation", "validation"]
 WINDOW = "You can return most items within 30 days of the delivery date."
@@ -74,7 +75,9 @@ def test_a_wrong_answer_is_caught_and_diagnosed_with_the_label() -> None:
     label = Label("rc01", "How many days do I have to return an item?", (), True, (Gold(WINDOW, 2),))
     window = holding(WINDOW, "kc-returns-v3")
     broken = Scripted(f"Return within 60 days. [{window.id}]")
-    checked, trace = ask(label.question, bm25(), kestrel_by_id(), broken, Scope(), label=label)
+    chunks = list(kestrel_by_id().values())
+    checked, trace = ask(label.question, bm25(), kestrel_by_id(), broken, Scope(),
+                         diagnose=lambda t: diagnose(label, t, chunks, 5))  # fmt: skip
     assert checked.abstained and trace.abstained
     assert ("generation", "unsupported_answer") in [(f.stage, f.label) for f in trace.findings]
     assert trace.raw_answer == f"Return within 60 days. [{window.id}]"

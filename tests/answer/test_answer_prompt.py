@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from answer_fixtures import as_candidates, holding
 
 from evidencedesk.answer.context import assemble
 from evidencedesk.answer.prompt import ABSTAIN_PREFIX, build_prompt, is_abstention, prompt_text
+from tests.support.answer import as_candidates, holding
 
 
 def test_messages_hold_rules_then_context_and_question() -> None:

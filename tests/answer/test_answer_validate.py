@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from answer_fixtures import as_candidates, holding, kestrel_by_id, make_chunk
 
 from evidencedesk.answer.generators.base import Generation
 from evidencedesk.answer.validate import NOT_SHOWN, SHOWN, UNKNOWN, check_support, validate
+from tests.support.answer import as_candidates, holding, kestrel_by_id, make_chunk
 
 WINDOW = "within 30 days of the delivery date"
 

@@ -9,7 +9,7 @@ pytest.importorskip("pgvector", reason="the pgvector package is not installed")
 
 from evidencedesk.backends.postgres.bm25_sparse import SPARSE_DIM, BM25Encoder, QueryTerm  # noqa: E402
 from evidencedesk.index.bm25 import BM25Index  # noqa: E402
-from evidencedesk.index.tokenize import Tokenizer  # noqa: E402
+from evidencedesk.text.tokenizer import Tokenizer  # noqa: E402
 
 TEXTS = [
     "Refunds go back to the original payment method within 5 business days.",

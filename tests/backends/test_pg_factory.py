@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from pg_helpers import RandomEmbedder, documents_for
-from retrieval_fixtures import fare_chunks
 
 from evidencedesk.backends.postgres import PgBM25Searcher, PgDenseSearcher, PgStore, pg_searcher
 from evidencedesk.retrieval.hybrid import HybridSearcher
 from evidencedesk.retrieval.lexical import BM25Searcher, TfidfSearcher
 from evidencedesk.retrieval.scope import Scope
+from tests.support.embedders import RandomEmbedder
+from tests.support.postgres import documents_for
+from tests.support.retrieval import fare_chunks
 
 pytestmark = pytest.mark.integration
 

@@ -14,13 +14,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pg_helpers import RandomEmbedder, documents_for
-from retrieval_fixtures import ATTACK_QUERIES, chunk, kestrel_chunks, kestrel_questions
 
 from evidencedesk.backends.postgres import PgBM25Searcher, PgDenseSearcher, PgStore
 from evidencedesk.backends.postgres.scope_sql import scope_condition
 from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.scope import Scope
+from tests.support.embedders import RandomEmbedder
+from tests.support.postgres import documents_for
+from tests.support.retrieval import ATTACK_QUERIES, chunk, kestrel_chunks, kestrel_questions
 
 pytestmark = pytest.mark.integration
 KS = (1, 3, 5, 10)
@@ -44,7 +45,7 @@ def attack_store(pg_url: str, memo_embedder: Any) -> Any:
     """The example corpus plus two out-of-date chunks (every kind of forbidden chunk), vectors included."""
     import uuid
 
-    from pg_helpers import drop_schema
+    from tests.support.postgres import drop_schema
 
     chunks = kestrel_chunks()
     if chunks is None:
@@ -124,7 +125,7 @@ def tenant_store(pg_url: str) -> Any:
     """3,000 chunks with random unit vectors; tenant "rare" holds 30 of them (1%)."""
     import uuid
 
-    from pg_helpers import drop_schema
+    from tests.support.postgres import drop_schema
 
     rng = random.Random(11)
     words = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta"]

@@ -9,14 +9,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pg_helpers import RandomEmbedder
 
 from evidencedesk.backends import open_store
 from evidencedesk.backends.postgres import SCHEMA_VERSION, PgStore, PgStoreError
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import Chunk, Document, Metadata
-from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.store import Store
+from evidencedesk.text.tokenizer import Tokenizer
+from tests.support.embedders import RandomEmbedder
 
 pytestmark = pytest.mark.integration
 CONFIG = ChunkingConfig()

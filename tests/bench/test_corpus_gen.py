@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-SCIFACT = ROOT.parent / "shared" / "datasets" / "scifact"
-sys.path.insert(0, str(ROOT / "bench"))
-
-from corpus_gen import DerivedVectors, generate, load_sources  # noqa: E402
-from evidencedesk.chunking.config import ChunkingConfig  # noqa: E402
-from evidencedesk.store import Store  # noqa: E402
+from bench.corpus_gen import DerivedVectors, generate, load_sources
+from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.store import Store
+from tests.support.paths import SCIFACT
 
 pytestmark = pytest.mark.skipif(not (SCIFACT / "corpus.jsonl.gz").is_file(), reason="needs shared/datasets/scifact")
 

@@ -6,7 +6,7 @@ import importlib.util
 import subprocess
 import sys
 
-from docs_runner import REPO
+from tests.support.docs_runner import REPO
 
 
 def _generator():

@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from docs_runner import REPO, DocExampleError, parse_blocks, run_page, run_pages_parallel, shell_commands
+
+from tests.support.docs_runner import REPO, DocExampleError, parse_blocks, run_page, run_pages_parallel, shell_commands
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 

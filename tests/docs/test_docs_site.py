@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from docs_runner import REPO
+
+from tests.support.docs_runner import REPO
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

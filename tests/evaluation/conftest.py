@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import pytest
-from evaluation_fixtures import DOCS, LABELS, chunk_all
 
 from evidencedesk.chunking import ChunkingConfig
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.evaluation.labels import Label, load_labels
 from evidencedesk.ingest.folder import parse_folder
+from tests.support.evaluation import chunk_all
+from tests.support.paths import KESTREL_DOCS, KESTREL_LABELS
 
 
 @pytest.fixture(scope="session")
 def documents() -> list[Document]:
-    result = parse_folder(DOCS)
-    assert result.documents, f"no documents parsed from {DOCS}"
+    result = parse_folder(KESTREL_DOCS)
+    assert result.documents, f"no documents parsed from {KESTREL_DOCS}"
     return result.documents
 
 
 @pytest.fixture(scope="session")
 def labels() -> list[Label]:
-    return load_labels(LABELS)
+    return load_labels(KESTREL_LABELS)
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from evaluation_fixtures import DOCS, LABELS
 from typer.testing import CliRunner
 
 from evidencedesk.answer.generators.base import Generation
@@ -21,6 +20,7 @@ from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.factory import make_searcher
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.store import Store
+from tests.support.paths import KESTREL_DOCS, KESTREL_LABELS
 
 
 def chunk(cid: str, text: str) -> Chunk:
@@ -126,13 +126,13 @@ def test_kestrel_answers_fill_the_table(chunks: list[Chunk], labels: list[Label]
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("answers") / "store"
     with Store(path) as db:
-        db.ingest(DOCS, ChunkingConfig())
+        db.ingest(KESTREL_DOCS, ChunkingConfig())
     return path
 
 
 def test_eval_stores_and_prints_the_answers(store: Path, tmp_path: Path) -> None:
     subset = tmp_path / "labels.jsonl"
-    lines = LABELS.read_text(encoding="utf-8").splitlines()
+    lines = KESTREL_LABELS.read_text(encoding="utf-8").splitlines()
     picked = [x for x in lines if json.loads(x)["id"] in {"q14", "q16", "q25", "q39", "q41"}]
     subset.write_text("\n".join(picked) + "\n", encoding="utf-8")
     args = ["eval", str(subset), "--store", str(store), "--method", "bm25", "--k", "5"]

@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from evaluation_fixtures import DOCS, LABELS
 from typer.testing import CliRunner
 
 from evidencedesk.chunking import ChunkingConfig
 from evidencedesk.cli import app
 from evidencedesk.evaluation.gate import EXIT_REGRESSED, compare
 from evidencedesk.store import Store
+from tests.support.paths import KESTREL_DOCS, KESTREL_LABELS
 
 
 def run_with(means: dict[str, dict[str, float]], k: int = 5) -> dict:
@@ -60,7 +60,7 @@ def test_compare_notes_what_cannot_be_compared() -> None:
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("gate") / "store"
     with Store(path) as db:
-        db.ingest(DOCS, ChunkingConfig())
+        db.ingest(KESTREL_DOCS, ChunkingConfig())
     return path
 
 
@@ -74,7 +74,7 @@ def invoke(*args: str) -> tuple[int, str]:
 def test_eval_diagnose_and_the_gate_on_a_worse_chunking(store: Path, tmp_path: Path) -> None:
     html = tmp_path / "report.html"
     code, out = invoke(
-        "eval", str(LABELS), "--store", str(store), "--method", "bm25", "--k", "5", "--methods", "tfidf",
+        "eval", str(KESTREL_LABELS), "--store", str(store), "--method", "bm25", "--k", "5", "--methods", "tfidf",
         "--html", str(html), "--no-answers", "--json",
     )  # fmt: skip
     assert code == 0, out
@@ -90,9 +90,9 @@ def test_eval_diagnose_and_the_gate_on_a_worse_chunking(store: Path, tmp_path: P
     assert "no regression" in out
 
     with Store(store) as db:  # re-ingest with windows far too small: the same documents, a worse build
-        db.ingest(DOCS, ChunkingConfig("fixed", size=60, unit="chars"))
+        db.ingest(KESTREL_DOCS, ChunkingConfig("fixed", size=60, unit="chars"))
     code, out = invoke(
-        "eval", str(LABELS), "--store", str(store), "--method", "bm25", "--k", "5", "--no-answers", "--json"
+        "eval", str(KESTREL_LABELS), "--store", str(store), "--method", "bm25", "--k", "5", "--no-answers", "--json"
     )
     assert code == 0, out
     worse = json.loads(out)
@@ -115,12 +115,12 @@ def test_eval_diagnose_and_the_gate_on_a_worse_chunking(store: Path, tmp_path: P
     code, _ = invoke("compare", str(saved), "1", "--store", str(store))  # a run file works as well as an id
     assert code == 0
 
-    code, out = invoke("diagnose", str(LABELS), "--store", str(store), "--k", "5", "--json")
+    code, out = invoke("diagnose", str(KESTREL_LABELS), "--store", str(store), "--k", "5", "--json")
     assert code == 0
     diag = json.loads(out)
     assert diag["n_failed"] == len(diag["failing"]) > 0
     assert {f["first"]["stage"] for f in diag["failing"]} >= {"ingestion"}
-    code, out = invoke("diagnose", str(LABELS), "--store", str(store), "--k", "5")
+    code, out = invoke("diagnose", str(KESTREL_LABELS), "--store", str(store), "--k", "5")
     assert code == 0 and "ingestion" in out and "missed_evidence" in out
 
 
@@ -129,9 +129,9 @@ def test_commands_fail_clearly(store: Path, tmp_path: Path) -> None:
     bad.write_text('{"id": "x"}\n', encoding="utf-8")
     result = CliRunner().invoke(app, ["eval", str(bad), "--store", str(store)])
     assert result.exit_code == 1 and "bad.jsonl:1" in result.stderr
-    result = CliRunner().invoke(app, ["eval", str(LABELS), "--store", str(store), "--method", "magic"])
+    result = CliRunner().invoke(app, ["eval", str(KESTREL_LABELS), "--store", str(store), "--method", "magic"])
     assert result.exit_code == 2
-    result = CliRunner().invoke(app, ["eval", str(LABELS), "--store", str(tmp_path / "none")])
+    result = CliRunner().invoke(app, ["eval", str(KESTREL_LABELS), "--store", str(tmp_path / "none")])
     assert result.exit_code == 1 and "no store" in result.stderr
     result = CliRunner().invoke(app, ["compare", "1", "99", "--store", str(store)])
     assert result.exit_code == 1 and "no evaluation run 99" in result.stderr

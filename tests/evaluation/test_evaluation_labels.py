@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from evaluation_fixtures import LABELS
 
 from evidencedesk.documents import Chunk
 from evidencedesk.evaluation.labels import TAGS, Gold, Label, LabelError, load_labels, read_labels
+from tests.support.paths import KESTREL_LABELS
 
 
 def good(id_: str, **over: object) -> dict:
@@ -56,7 +56,7 @@ def test_grade_is_the_best_phrase_held_whole_with_its_companions() -> None:
 
 
 def test_the_bundled_labels_load_and_every_answer_phrase_is_in_some_document(documents: list) -> None:
-    labels = load_labels(LABELS)
+    labels = load_labels(KESTREL_LABELS)
     assert len({x.id for x in labels}) == len(labels) >= 20
     assert all(t in TAGS for x in labels for t in x.tags)
     texts = [d.text for d in documents]

@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 import pytest
-from evaluation_fixtures import ROOT
 
 from evidencedesk.chunking import ChunkingConfig
 from evidencedesk.evaluation.report_html import render_report, write_report
@@ -16,6 +15,7 @@ from evidencedesk.evaluation.series import chunk_size_series
 from evidencedesk.evaluation.strategies import compare_strategies
 from evidencedesk.retrieval.factory import make_searcher
 from evidencedesk.retrieval.scope import Scope
+from tests.support.paths import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [

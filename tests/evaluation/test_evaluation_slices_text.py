@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from evidencedesk.evaluation.overlap import word_overlap
 from evidencedesk.evaluation.slices import SMALL_N, slices, stat
-from evidencedesk.evaluation.text import content_words, numbers, words
+from evidencedesk.text import content_words, numbers, words
+from evidencedesk.text.overlap import word_overlap
 
 
 def test_stat_uses_the_sample_standard_deviation() -> None:

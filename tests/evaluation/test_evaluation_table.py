@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from evaluation_fixtures import by_id, holder
-
 from evidencedesk.evaluation.table import CELLS, answer_matches, cell_of, retrieval_by_answer
 from evidencedesk.retrieval.candidates import ranked
 from evidencedesk.trace import Trace
+from tests.support.evaluation import by_id, holder
 
 
 def test_answer_matches_needs_every_number_and_enough_key_words() -> None:

@@ -6,7 +6,6 @@ from dataclasses import replace
 from datetime import date
 
 import pytest
-from evaluation_fixtures import by_id, chunk_all, holder
 
 from evidencedesk.answer.context import assemble
 from evidencedesk.chunking import ChunkingConfig
@@ -18,6 +17,7 @@ from evidencedesk.retrieval.candidates import ranked
 from evidencedesk.retrieval.factory import make_searcher
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.trace import Trace
+from tests.support.evaluation import by_id, chunk_all, holder
 
 RETURNS = "q01"  # "Can I still send back a bike I bought five weeks ago?" -> 30 days (returns v3)
 

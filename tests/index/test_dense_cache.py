@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dense_helpers import CountingEmbedder
 
 from evidencedesk.index.embedding_cache import EmbeddingCache, embed_cached, text_hash
+from tests.support.embedders import CountingEmbedder
 
 TEXTS = ["Refunds take 14 days.", "Store hours are 9 to 5.", "Torque the nut to 45 Nm.", "Refunds take 14 days."]
 

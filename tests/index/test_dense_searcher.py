@@ -6,7 +6,6 @@ from datetime import date
 
 import numpy as np
 import pytest
-from dense_helpers import CountingEmbedder
 
 from evidencedesk.documents import Chunk, Location, Metadata
 from evidencedesk.index.dense import DenseIndex
@@ -14,6 +13,7 @@ from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.contextual import context_line, index_text
 from evidencedesk.retrieval.dense import DenseSearcher
 from evidencedesk.retrieval.scope import Scope
+from tests.support.embedders import CountingEmbedder
 
 
 def chunk(doc: str, n: int, text: str, **meta: object) -> Chunk:

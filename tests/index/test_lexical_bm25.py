@@ -13,9 +13,9 @@ import pytest
 
 from evidencedesk.documents import Chunk, Metadata
 from evidencedesk.index.bm25 import BM25Index, lucene_idf
-from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.retrieval.lexical import BM25Searcher
 from evidencedesk.retrieval.scope import Scope
+from evidencedesk.text.tokenizer import Tokenizer
 
 SCIFACT = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "scifact"
 EVERYTHING = Scope.everything()

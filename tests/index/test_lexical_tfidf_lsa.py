@@ -10,9 +10,9 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from evidencedesk.documents import Chunk
 from evidencedesk.index.lsa import capped_rank
-from evidencedesk.index.tokenize import Tokenizer, token_pattern
 from evidencedesk.retrieval.lexical import LsaSearcher, TfidfSearcher
 from evidencedesk.retrieval.scope import Scope
+from evidencedesk.text import Tokenizer, token_pattern
 
 EVERYTHING = Scope.everything()
 WORDS = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reliability_support import COUNTS
+from tests.support.reliability import COUNTS
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
-from reliability_support import COUNTS, write_versioned
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import Settings
@@ -19,6 +18,7 @@ from evidencedesk.server.app import create_app
 from evidencedesk.server.settings import parse_service_settings
 from evidencedesk.server.state import ServiceState
 from evidencedesk.store import Store
+from tests.support.reliability import COUNTS, write_versioned
 
 ROOT = Path(__file__).resolve().parents[2]
 KESTREL_DOCS = ROOT / "examples" / "kestrel" / "docs"

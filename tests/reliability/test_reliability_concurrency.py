@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from reliability_support import COUNTS, marker_of, snapshot, write_versioned
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import Settings
@@ -27,6 +26,7 @@ from evidencedesk.server.app import create_app
 from evidencedesk.server.settings import ServiceSettings
 from evidencedesk.server.state import ServiceState
 from evidencedesk.store import Store
+from tests.support.reliability import COUNTS, marker_of, snapshot, write_versioned
 
 N_DOCS = 30
 INGESTS = 8  # at least; more while a reader thread has fewer than MIN_READS reads

@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 import pytest
-from reliability_support import COUNTS, chunk_sets, snapshot, write_versioned
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.retrieval.factory import make_searcher
 from evidencedesk.store import DB_NAME, Store
+from tests.support.reliability import COUNTS, chunk_sets, snapshot, write_versioned
 
 N_DOCS = 30
 TRIALS = 20  # every fifth one with the dense embedding cache being written after the ingest

@@ -16,12 +16,12 @@ import yaml
 from fpdf import FPDF
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reliability_support import COUNTS, time_limit
 
 from evidencedesk.config import ConfigError, Settings, load_settings
 from evidencedesk.documents import Document
 from evidencedesk.evaluation.labels import Label, LabelError, load_labels
 from evidencedesk.ingest import IngestError, parse_html, parse_markdown, parse_pdf, parse_text
+from tests.support.reliability import COUNTS, time_limit
 
 LIMIT_S = 20.0  # one input may take at most this long (a hang, not a slow machine)
 FUZZ = settings(
@@ -254,11 +254,10 @@ queries = st.one_of(
 
 @pytest.fixture(scope="module")
 def searchers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    from reliability_support import write_versioned
-
     from evidencedesk.chunking.config import ChunkingConfig
     from evidencedesk.retrieval.factory import make_searcher
     from evidencedesk.store import Store
+    from tests.support.reliability import write_versioned
 
     root = tmp_path_factory.mktemp("query-fuzz")
     write_versioned(root / "docs", 1, 6)

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reliability_support import COUNTS, chunk_sets, time_limit, write_versioned
 from test_reliability_fuzz_inputs import GOOD_PDF, broken_pdfs, html_garbage, markdown_docs, random_bytes
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.store import Store
+from tests.support.reliability import COUNTS, chunk_sets, time_limit, write_versioned
 
 CONFIGS = [ChunkingConfig(name="structure", size=60), ChunkingConfig(name="fixed", size=40, overlap=10)]
 bad_files = st.lists(

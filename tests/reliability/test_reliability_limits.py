@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from reliability_support import COUNTS, snapshot, versioned_doc, write_versioned
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import Settings
@@ -16,6 +15,7 @@ from evidencedesk.server.app import create_app
 from evidencedesk.server.settings import parse_service_settings
 from evidencedesk.server.state import ServiceState
 from evidencedesk.store import Store
+from tests.support.reliability import COUNTS, snapshot, versioned_doc, write_versioned
 
 KEY = "limits-key-0123456789"
 LIMITS = {

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from retrieval_fixtures import fare_chunks
 
 from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.factory import METHODS, make_searcher
 from evidencedesk.retrieval.hybrid import HybridSearcher
 from evidencedesk.retrieval.lexical import BM25Searcher, LsaSearcher, TfidfSearcher
+from tests.support.retrieval import fare_chunks
 
 
 @pytest.mark.parametrize(("method", "cls"), [("bm25", BM25Searcher), ("tfidf", TfidfSearcher), ("lsa", LsaSearcher)])

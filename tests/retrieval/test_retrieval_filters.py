@@ -13,13 +13,14 @@ from datetime import date
 
 import numpy as np
 import pytest
-from retrieval_fixtures import ATTACK_QUERIES, generated_corpus, kestrel_chunks, kestrel_questions
 
 from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.hybrid import HybridSearcher
 from evidencedesk.retrieval.lexical import BM25Searcher, LsaSearcher, TfidfSearcher
 from evidencedesk.retrieval.post_filter import post_filter
 from evidencedesk.retrieval.scope import Scope
+from tests.support.embedders import MemoEmbedder
+from tests.support.retrieval import ATTACK_QUERIES, generated_corpus, kestrel_chunks, kestrel_questions
 
 KS = (1, 3, 5, 10)
 
@@ -71,24 +72,9 @@ def dense_count(searcher, chunks: list[Chunk], query: str) -> int:
     return int(((scores > 0) & Scope().mask(searcher.chunks)).sum())
 
 
-class MemoEmbedder:
-    """The real default embedder, remembering texts it has embedded (a query is searched many times here)."""
-
-    def __init__(self, inner) -> None:
-        self.inner, self.name, self.dim = inner, inner.name, inner.dim
-        self.seen: dict[str, np.ndarray] = {}
-
-    def embed(self, texts: list[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
-        todo = [t for t in dict.fromkeys(texts) if t not in self.seen]
-        if todo:
-            self.seen.update(zip(todo, self.inner.embed(todo, batch_size=batch_size), strict=True))
-        return np.array([self.seen[t] for t in texts], dtype=np.float32).reshape(len(texts), self.dim)
-
-
 def _dense(chunks: list[Chunk]):
     dense = pytest.importorskip("evidencedesk.retrieval.dense", reason="dense retrieval module not available")
-    embedders = pytest.importorskip("evidencedesk.index.embedders", reason="embedders module not available")
-    return dense.DenseSearcher(chunks, embedder=MemoEmbedder(embedders.default_embedder()))
+    return dense.DenseSearcher(chunks, embedder=MemoEmbedder())
 
 
 def _check(results: list, k: int, expected: int, query: str) -> None:

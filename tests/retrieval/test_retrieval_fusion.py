@@ -5,13 +5,13 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from retrieval_fixtures import chunk, fare_chunks
 
 from evidencedesk.retrieval.candidates import Candidate, ranked
 from evidencedesk.retrieval.fusion import normalized_fusion, rrf
 from evidencedesk.retrieval.hybrid import HybridSearcher
 from evidencedesk.retrieval.lexical import BM25Searcher, LsaSearcher, TfidfSearcher
 from evidencedesk.retrieval.scope import Scope
+from tests.support.retrieval import chunk, fare_chunks
 
 
 def listing(names: str, source: str, scores: list[float] | None = None) -> list[Candidate]:

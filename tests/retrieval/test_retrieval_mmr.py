@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from retrieval_fixtures import chunk
 
 from evidencedesk.retrieval.candidates import Candidate, Part, ranked
 from evidencedesk.retrieval.mmr import mmr, text_similarity
+from tests.support.retrieval import chunk
 
 
 def cands(items: list[tuple[str, str, float]]) -> list[Candidate]:

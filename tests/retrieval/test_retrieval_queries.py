@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from retrieval_fixtures import fare_chunks
 
 from evidencedesk.retrieval.factory import make_searcher
+from tests.support.retrieval import fare_chunks
 
 HOSTILE = [
     "",

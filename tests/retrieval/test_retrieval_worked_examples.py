@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 
 import pytest
-from retrieval_fixtures import FARE_CHUNKS, FARE_QUERIES, chunk, fare_chunks
 
-from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.retrieval.explain import explain, shared_words
 from evidencedesk.retrieval.lexical import BM25Searcher, TfidfSearcher
 from evidencedesk.retrieval.post_filter import post_filter
 from evidencedesk.retrieval.scope import Scope
+from evidencedesk.text.tokenizer import Tokenizer
+from tests.support.retrieval import FARE_CHUNKS, FARE_QUERIES, chunk, fare_chunks
 
 # scikit-learn's CountVectorizer keeps words of two or more characters; the hand computation used it.
 SKLEARN_WORDS = Tokenizer(min_length=2)

@@ -9,17 +9,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from retrieval_fixtures import KESTREL, kestrel_questions
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.index.embedders import default_embedder
 from evidencedesk.index.string_table import StringTable, write_strings
-from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.retrieval.dense import DenseSearcher
 from evidencedesk.retrieval.lexical import BM25Searcher
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.retrieval.snapshot import Snapshot, SnapshotError, SnapshotSearcher, write_snapshot
 from evidencedesk.store import Store
+from evidencedesk.text.tokenizer import Tokenizer
+from tests.support.paths import KESTREL
+from tests.support.retrieval import kestrel_questions
 
 SCOPES = [
     Scope(valid_at=date(2026, 6, 1)),

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from server_fixtures import KESTREL_DOCS, make_client
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.store import Store
+from tests.support.paths import KESTREL_DOCS
+from tests.support.server import make_client
 
 
 @pytest.fixture(scope="session")

@@ -6,13 +6,13 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from server_fixtures import PUBLIC_KEY
 
 from evidencedesk.config import ConfigError
 from evidencedesk.documents import Metadata
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.server.access import AccessError, Caller, KeyRing, covers, record_visible, request_scope
 from evidencedesk.server.settings import digest, load_service_settings, parse_service_settings
+from tests.support.server import PUBLIC_KEY
 
 PUBLIC = Caller("public", Scope())
 STAFF = Caller("staff", Scope(audiences=frozenset({"public", "staff"})))

@@ -6,13 +6,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from fastapi.testclient import TestClient
-from server_fixtures import AUDITOR_KEY, BENGALI_KEY, KEYS, PUBLIC_KEY, STAFF_KEY, headers
 
 from evidencedesk.evaluation.labels import load_labels
 from evidencedesk.retrieval.factory import METHODS
 from evidencedesk.server.models import Method
 from evidencedesk.server.settings import bundled_labels
 from evidencedesk.store import Store
+from tests.support.server import AUDITOR_KEY, BENGALI_KEY, KEYS, PUBLIC_KEY, STAFF_KEY, headers
 
 DATA_ROUTES = [
     ("GET", "/documents", None),

@@ -15,7 +15,6 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
-from server_fixtures import KESTREL_LABELS, ROOT, free_port
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import Settings
@@ -24,6 +23,8 @@ from evidencedesk.server.app import create_app
 from evidencedesk.server.settings import ServiceSettings
 from evidencedesk.server.state import ServiceState
 from evidencedesk.store import Store
+from tests.support.paths import KESTREL_LABELS, ROOT
+from tests.support.server import free_port
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from server_fixtures import PUBLIC_KEY, free_port
 from typer.testing import CliRunner
 
 from evidencedesk.cli import app
+from tests.support.server import PUBLIC_KEY, free_port
 
 SERVE = "from evidencedesk.cli import main; main()"
 

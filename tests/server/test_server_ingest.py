@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from server_fixtures import KESTREL_LABELS, KEYS, PUBLIC_KEY, STAFF_KEY, headers
+
+from tests.support.paths import KESTREL_LABELS
+from tests.support.server import KEYS, PUBLIC_KEY, STAFF_KEY, headers
 
 STAFF = headers(STAFF_KEY)
 NOTE = "---\nid: {id}\ntitle: {title}\naudience: public\n---\n\n# {title}\n\n{body}\n"

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from server_fixtures import AUDITOR_KEY, PUBLIC_KEY, STAFF_KEY, headers
 
 from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.store import Store
+from tests.support.server import AUDITOR_KEY, PUBLIC_KEY, STAFF_KEY, headers
 
 PUBLIC = headers(PUBLIC_KEY)
 # Questions aimed at the hidden documents: staff goodwill rules, the superseded returns policy, the draft.

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from server_fixtures import AUDITOR_KEY, headers
 from typer.testing import CliRunner
 
 from evidencedesk.cli import app
+from tests.support.server import AUDITOR_KEY, headers
 
 runner = CliRunner()
 VOLATILE = ("trace_id", "timings")  # a fresh id and wall times differ on every run

@@ -8,7 +8,7 @@ Stages are timed with ``trace.timed`` under the names ``rewrite``, ``retrieval``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -86,7 +86,8 @@ def ask(
     dedup_threshold: float | None = 0.8,
     order: str = "score",
     rewrite: RewriteStep | None = None,
-    label: Any = None,
+    diagnose: Callable[[Trace], Sequence[Finding]] | None = None,
+    diversify: Callable[[list[Candidate], int], list[Candidate]] | None = None,
 ) -> tuple[ValidatedAnswer, AskTrace]:
     """Answer ``question`` from the chunks ``searcher`` finds inside ``scope``; return the answer and its trace.
 
@@ -94,7 +95,10 @@ def ask(
     Without a reranker the first stage fetches ``k`` chunks; with one it fetches ``candidates``
     and the reranker keeps the best ``k``. ``rewrite`` is a ``Rewriter`` (or any function
     returning the queries to search); several queries are searched separately and fused by RRF.
-    ``label`` (an ``evaluation.labels.Label``) adds ``diagnose`` findings to the trace.
+    ``diagnose`` is called with the finished trace and its findings are added (e.g. evaluation's
+    ``diagnose`` bound to a labelled question); answering never imports evaluation itself.
+    ``diversify(candidates, k)`` (maximal marginal relevance) picks the ``k`` that reach the context
+    from the whole (reranked) pool of ``candidates``.
     """
     if not question.strip():
         raise ValueError("question: must not be empty")
@@ -107,12 +111,13 @@ def ask(
     with trace.timed("rewrite"):
         rewritten = _queries(question, rewrite)
     trace.rewritten = list(rewritten.queries)
-    depth = candidates if reranker is not None else k
+    depth = candidates if reranker is not None or diversify is not None else k
     with trace.timed("retrieval"):
         retrieved = _retrieve(searcher, rewritten.queries, depth, scope)
     trace.retrieved = retrieved
     with trace.timed("rerank"):
-        final = reranker.rerank(rewritten.question, retrieved)[:k] if reranker is not None else retrieved[:k]
+        pool = reranker.rerank(rewritten.question, retrieved) if reranker is not None else retrieved
+        final = diversify(pool, k) if diversify is not None else pool[:k]
     trace.reranked = final
     with trace.timed("context"):
         assembled = assemble(final, budget_tokens, floor, dedup_threshold, order)
@@ -130,12 +135,7 @@ def ask(
     trace.abstained = checked.abstained
     trace.abstain_reason = checked.reason
     trace.findings = list(checked.findings)
-    if label is not None:
-        from evidencedesk.evaluation.taxonomy import diagnose
-
-        trace.findings = _merge(trace.findings, diagnose(label, trace, list(chunks_by_id.values()), k))
-    else:
-        trace.findings = _merge(trace.findings, [])
+    trace.findings = _merge(trace.findings, list(diagnose(trace)) if diagnose is not None else [])
     return checked, trace
 
 

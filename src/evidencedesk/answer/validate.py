@@ -26,8 +26,8 @@ from evidencedesk.answer.context import shown_text
 from evidencedesk.answer.generators.base import Generation
 from evidencedesk.answer.prompt import ABSTAIN_PREFIX, is_abstention
 from evidencedesk.answer.units import split_sentences
-from evidencedesk.evaluation.text import STOPWORDS, content_words, numbers, share_present, stem, words
 from evidencedesk.retrieval.candidates import Candidate
+from evidencedesk.text import STOPWORDS, content_words, numbers, share_present, stem, words
 from evidencedesk.trace import Finding
 
 MIN_SHARE = 0.6

@@ -13,16 +13,46 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
+import click
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
+
+from evidencedesk.errors import EvidencedeskError
 
 if TYPE_CHECKING:
     from evidencedesk.config import Settings
     from evidencedesk.desk import Desk
     from evidencedesk.retrieval.scope import Scope
 
+def exit_code(exc: BaseException) -> int:
+    """The one place that maps errors to exit codes: a bad setting, flag or argument (ConfigError and
+    other ValueErrors) exits 2; a store, ingest, label, snapshot or generation error, a missing
+    generator library or model, or a file that cannot be read exits 1."""
+    from evidencedesk.errors import ConfigError, LabelError, SnapshotError
+
+    if isinstance(exc, ConfigError):
+        return 2
+    if isinstance(exc, LabelError | SnapshotError):
+        return 1
+    return 2 if isinstance(exc, ValueError) else 1
+
+
+class _Commands(TyperGroup):
+    """Runs a command and turns the core's errors into a message on stderr and an exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise  # typer.Exit is a RuntimeError: a command's own exit passes through
+        except (EvidencedeskError, ValueError, ImportError, OSError, RuntimeError) as exc:
+            fail(str(exc).strip() or type(exc).__name__, exit_code(exc))
+
+
 app = typer.Typer(
     name="evidencedesk",
+    cls=_Commands,
     help="Answer questions from a folder of documents with citations, and show stage by stage where it fails.",
     no_args_is_help=True,
     add_completion=False,
@@ -145,34 +175,22 @@ def open_desk(settings: Settings, store: str | None, *, existing: bool = True) -
     """A Desk over ``store`` (default: the config's store), a folder or a postgresql:// URL.
 
     ``existing``: the command reads, so a folder without a store is an error (and none is created).
-    A store that cannot be opened or reached exits 1 with a message naming it (a URL without password).
+    A store that cannot be opened or reached raises StoreError naming it (a URL without password).
     """
     from evidencedesk.backends import is_postgres_url
     from evidencedesk.desk import Desk
 
     location = store if store is not None else settings.store
     label = store_label(location)
-    if is_postgres_url(location):
-        try:
-            return Desk(location, settings)
-        except ImportError as exc:
-            fail(f"cannot open store {label}: the PostgreSQL driver is missing ({exc}); install evidencedesk[postgres]")
-        except Exception as exc:  # PgStoreError, psycopg errors: say which store, never the password
-            detail = str(exc).replace(location, label).strip().splitlines()
-            fail(f"cannot open store {label}: {detail[0] if detail else type(exc).__name__}")
-    if "://" in location:
-        fail(f"--store: unsupported URL {label!r}; use a folder or postgresql://USER@HOST:PORT/DB", 2)
-    from evidencedesk.store import DB_NAME, StoreError
+    if not is_postgres_url(location):
+        if "://" in location:
+            fail(f"--store: unsupported URL {label!r}; use a folder or postgresql://USER@HOST:PORT/DB", 2)
+        from evidencedesk.store import DB_NAME
 
-    path = Path(location)
-    if existing and not (path / DB_NAME).is_file():
-        fail(f"no store at {path}: run `evidencedesk ingest FOLDER --store {path}` first")
-    try:
-        return Desk(path, settings)
-    except StoreError as exc:
-        fail(str(exc))
-    except OSError as exc:
-        fail(f"cannot open store {path}: {exc}")
+        path = Path(location)
+        if existing and not (path / DB_NAME).is_file():
+            fail(f"no store at {path}: run `evidencedesk ingest FOLDER --store {path}` first")
+    return Desk(location, settings)
 
 
 def config_scope(settings: Settings, valid_at: str | None = None) -> Scope:

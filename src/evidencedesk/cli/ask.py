@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -31,41 +31,6 @@ from evidencedesk.cli.app import (
     scope_flags,
     store_label,
 )
-
-if TYPE_CHECKING:
-    from evidencedesk.config import Settings
-
-
-def _generator(settings: Settings, model_flag: str | None, base_url_flag: str | None) -> Any:
-    """The configured generator (after --generator, --model and --base-url)."""
-    from evidencedesk.answer.generators import get_generator
-
-    gen = settings.generator
-    if base_url_flag and gen.name != "openai":
-        fail("--base-url: only for --generator openai", 2)
-    if model_flag and gen.name == "extractive":
-        fail("--model: not used by the extractive generator", 2)
-    params: dict[str, Any] = {}
-    if gen.name == "openai":
-        params = {"base_url": gen.base_url, "model": gen.model, "max_tokens": gen.max_tokens}
-    elif gen.name == "llama-cpp":
-        params = {"model_path": gen.model, "max_tokens": gen.max_tokens}
-    try:
-        return get_generator(gen.name, **{k: v for k, v in params.items() if v is not None})
-    except ValueError as exc:
-        fail(str(exc), 2)
-    except (ImportError, FileNotFoundError, RuntimeError) as exc:
-        fail(f"generator {gen.name!r} is not available: {exc}")
-
-
-def _rerank_spec(settings: Settings) -> str:
-    """The configured reranker in the --rerank form (none, overlap, cross-encoder:MODEL)."""
-    rerank = settings.retrieval.rerank
-    if rerank.method == "cross-encoder":
-        if not rerank.model:
-            fail("retrieval.rerank.model: the cross-encoder reranker needs a model (name or path)", 2)
-        return f"cross-encoder:{rerank.model}"
-    return rerank.method
 
 
 def _stage_rows(out: dict[str, Any]) -> list[tuple[str, str]]:
@@ -114,7 +79,9 @@ def ask_command(
     ] = None,
     rerank: Annotated[
         str | None,
-        typer.Option("--rerank", help="none, overlap or cross-encoder:PATH_OR_NAME. Default: the config's (none)."),
+        typer.Option(
+            "--rerank", help="none, overlap, llm or cross-encoder:PATH_OR_NAME. Default: the config's (none)."
+        ),
     ] = None,
     generator: Annotated[
         str | None,
@@ -147,9 +114,7 @@ def ask_command(
     as_json: JsonOpt = False,
 ) -> None:
     """Answer a question from the stored documents, citing a chunk after every sentence, or abstain."""
-    from evidencedesk.answer.pipeline import ask, result_dict
-    from evidencedesk.retrieval.rerank import get_reranker
-    from evidencedesk.retrieval.rewrite import Rewriter
+    from evidencedesk.wiring import RewriteOptions
 
     if not question.strip():
         fail("QUESTION: must not be empty", 2)
@@ -170,38 +135,16 @@ def ask_command(
         **scope_flags(status, audience, lang, tenant),
     }
     settings = load_config(config, flags)
-    method = method or settings.retrieval.method
-    k = settings.retrieval.k
-    if candidates is not None and candidates < k:
-        fail(f"--candidates must be >= k (got k={k}, candidates={candidates})", 2)
-    depth = candidates if candidates is not None else max(settings.retrieval.rerank.candidates, k)
+    if base_url and settings.generator.name != "openai":
+        fail("--base-url: only for --generator openai", 2)
+    if model and settings.generator.name == "extractive":
+        fail("--model: not used by the extractive generator", 2)
+    if candidates is not None and candidates < settings.retrieval.k:
+        fail(f"--candidates must be >= k (got k={settings.retrieval.k}, candidates={candidates})", 2)
     scope = config_scope(settings, valid_at)
-    gen = _generator(settings, model, base_url)
-    try:
-        reranker = get_reranker(rerank if rerank is not None else _rerank_spec(settings))
-    except ValueError as exc:
-        fail(str(exc), 2)
-    except RuntimeError as exc:
-        fail(str(exc))
-    rewrite = None
-    if normalise or decompose or paraphrase or hyde:
-        rewrite = Rewriter(normalise=normalise, decompose=decompose, paraphrases=paraphrase, hyde=gen if hyde else None)
-    ctx = settings.context
+    rewrite = RewriteOptions(normalise, decompose, tuple(paraphrase or ()), hyde)
     with open_desk(settings, store) as desk:
-        by_id = {c.id: c for c in desk.chunks()}
-        try:
-            checked, trace = ask(
-                question, desk.searcher(method), by_id, gen, scope, k=k, candidates=depth, reranker=reranker,
-                budget_tokens=ctx.budget_tokens, floor=ctx.floor, dedup_threshold=ctx.dedup_threshold,
-                order=ctx.order, rewrite=rewrite,
-            )  # fmt: skip
-        except ValueError as exc:
-            fail(str(exc), 2)
-        out = result_dict(checked, trace, by_id)
-        try:
-            desk.store.save_trace(trace.id, out)
-        except Exception as exc:  # StoreError, OSError, a PostgreSQL error
-            fail(f"cannot save the trace in {store_label(store or settings.store)}: {exc}")
+        out = desk.ask(question, scope, method=method, rerank=rerank, rewrite=rewrite)
     if as_json:
         print_json(out)
         return
@@ -228,7 +171,7 @@ def trace_command(
     """Show a stored trace in full: every stage's input and output, timings and findings."""
     settings = load_config(config)
     with open_desk(settings, store) as desk:
-        data = desk.store.load_trace(trace_id)
+        data = desk.trace(trace_id)
     if data is None:
         fail(f"no trace {trace_id!r} in {store_label(store or settings.store)}")
     if as_json:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -99,13 +100,15 @@ def _diagnosis(searcher: Any, chunks: list[Any], labels: list[Any], k: int) -> N
 def _answers(searcher: Any, chunks: list[Any], labels: list[Any]) -> None:
     from evidencedesk.answer.generators import get_generator
     from evidencedesk.answer.pipeline import ask
+    from evidencedesk.evaluation.taxonomy import diagnose
 
     by_id = {c.id: c for c in chunks}
     by_label = {x.id: x for x in labels}
     generator = get_generator("extractive")
     for qid, why in DEMO_QUESTIONS:
         label = by_label[qid]
-        checked, trace = ask(label.question, searcher, by_id, generator, k=5, label=label)
+        findings = partial(diagnose, label, indexed=chunks, k=5)
+        checked, trace = ask(label.question, searcher, by_id, generator, k=5, diagnose=findings)
         console.print(f"[bold]{label.question}[/]  [dim]({why})[/]")
         if checked.abstained:
             console.print(f"  [yellow]abstains:[/] {checked.reason}")

@@ -10,7 +10,6 @@ import typer
 from rich.table import Table
 
 from evidencedesk.cli.app import (
-    EMBEDDINGS_FILE,
     METHODS,
     AudienceOpt,
     ConfigOpt,
@@ -30,7 +29,6 @@ from evidencedesk.cli.app import (
     open_desk,
     print_json,
     scope_flags,
-    store_label,
 )
 
 if TYPE_CHECKING:
@@ -130,31 +128,6 @@ def _print_strategies(rows: list[dict[str, Any]]) -> None:
     console.print(table)
 
 
-def _answer_generator(name: str, wanted: bool) -> Any:
-    """The generator for answer-level evaluation (on unless ``--no-answers``), or None when answers are off."""
-    from evidencedesk.answer.generators import get_generator
-
-    if not wanted:
-        return None
-    try:
-        return get_generator(name)
-    except ValueError as exc:
-        fail(f"--generator: {exc}", 2)
-    except (ImportError, FileNotFoundError, RuntimeError) as exc:
-        fail(f"generator {name!r} is not available: {exc}")
-
-
-def _answer_all(
-    searcher: Any, labels: list[Any], chunks: list[Any], generator: Any, scope: Any, k: int, floor: float | None
-) -> dict[str, Any]:
-    from evidencedesk.evaluation.answers import evaluate_answers
-
-    try:
-        return evaluate_answers(searcher, labels, chunks, generator, scope, k, floor=floor).to_dict()
-    except RuntimeError as exc:  # a language-model generator that failed mid-run
-        fail(f"answering failed: {exc}")
-
-
 def _rate(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
@@ -222,55 +195,17 @@ def eval_command(
     _check(method, k, others)
     settings, method, k, floor, scope = _settings(config, method, k, floor, [status, audience, lang, tenant], valid_at)
     labels = _labels(labels_path)
-    generator = _answer_generator(generator_name or settings.generator.name, answers)
-
-    from evidencedesk.desk import searcher_params
-    from evidencedesk.evaluation.run import EvalRun
-    from evidencedesk.evaluation.runner import evaluate
-    from evidencedesk.evaluation.strategies import compare_strategies, recall_curve, strategy_row
-    from evidencedesk.retrieval.scope import Scope
-
-    where = store_label(store or settings.store)
     with open_desk(settings, store) as desk:
-        chunks = desk.chunks()
-        if not chunks:
-            fail(f"store {where} holds no chunks")
-        build = desk.store.latest_build()
-        try:
-            searcher = desk.searcher(method)
-            results = evaluate(searcher, labels, chunks, scope, k, floor)
-            unfiltered = evaluate(searcher, labels, chunks, Scope.everything(), k, floor)
-            rows, curves = [strategy_row(method, results, k)], {method: recall_curve(results)}
-            rest = {m: desk.searcher(m) for m in others if m != method}
-            if rest:
-                more_rows, more_curves = compare_strategies(rest, labels, chunks, scope, k)
-                rows, curves = rows + more_rows, {**curves, **more_curves}
-            answered = None if generator is None else _answer_all(searcher, labels, chunks, generator, scope, k, floor)
-        except ValueError as exc:
-            fail(str(exc), 2)
-        run = EvalRun(
-            method=method,
-            k=k,
-            scope=scope.to_dict(),
-            questions=results,
-            floor=floor,
-            build_id=build.id if build else None,
-            chunking_hash=build.chunking_hash if build else "",
-            unfiltered=unfiltered,
-            strategies=[r.to_dict() for r in rows],
-            curves=curves,
-        ).to_dict()
+        run = desk.evaluate(
+            labels, method, k, scope, floor=floor, methods=others,
+            answers=(generator_name or settings.generator.name) if answers else None, save=save,
+        )  # fmt: skip
         run["labels"] = str(labels_path)
-        if answered is not None:
-            run["answers"] = answered
-        run_id = desk.store.save_eval_run(run) if save else None
+        run_id = run.pop("run_id", None)
         if html is not None:
             from evidencedesk.evaluation.report_html import write_report
-            from evidencedesk.evaluation.series import chunk_size_series
 
-            params = searcher_params(settings, method, desk.path / EMBEDDINGS_FILE)
-            series = chunk_size_series(desk.store.documents(), labels, scope, method, **params)
-            write_report(html, run, size_series=series)
+            write_report(html, run, size_series=desk.size_series(labels, method, scope))
     if as_json:
         print_json({"run_id": run_id, **run})
         return
@@ -302,28 +237,18 @@ def diagnose(
     _check(method, k, [])
     settings, method, k, floor, scope = _settings(config, method, k, floor, [status, audience, lang, tenant], valid_at)
     labels = _labels(labels_path)
-
-    from evidencedesk.evaluation.runner import evaluate
-
     with open_desk(settings, store) as desk:
-        chunks = desk.chunks()
-        if not chunks:
-            fail(f"store {store_label(store or settings.store)} holds no chunks")
-        try:
-            results = evaluate(desk.searcher(method), labels, chunks, scope, k, floor)
-        except ValueError as exc:
-            fail(str(exc), 2)
-    failing = [r for r in results if r.failed]
+        failing = desk.diagnose(labels, method, k, scope, floor)
     if as_json:
         print_json(
             {
                 "method": method,
                 "k": k,
-                "n_questions": len(results),
+                "n_questions": len(labels),
                 "n_failed": len(failing),
                 "failing": [
                     {
-                        "id": r.id,
+                        "id": r.question_id,
                         "question": r.question,
                         "first": r.findings[0].to_dict(),
                         "findings": [f.to_dict() for f in r.findings],
@@ -333,12 +258,12 @@ def diagnose(
             }
         )
         return
-    table = Table(title=f"{method} · k={k}: {len(failing)} of {len(results)} questions fail")
+    table = Table(title=f"{method} · k={k}: {len(failing)} of {len(labels)} questions fail")
     for col in ("id", "stage", "label", "detail"):
         table.add_column(col)
     for r in failing:
         f = r.findings[0]
-        table.add_row(r.id, f.stage, f.label, f.detail)
+        table.add_row(r.question_id, f.stage, f.label, f.detail)
     console.print(table)
 
 
@@ -356,10 +281,7 @@ def _load_run(ref: str, store: str | None, config: Path | None) -> dict[str, Any
         fail(f"{ref!r} is neither a run id nor a run file", 2)
     settings = load_config(config)
     with open_desk(settings, store) as desk:
-        run = desk.store.load_eval_run(int(ref))
-    if run is None:
-        fail(f"no evaluation run {ref} in store {store_label(store or settings.store)}")
-    return run
+        return desk.eval_run(int(ref))
 
 
 @app.command()

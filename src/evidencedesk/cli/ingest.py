@@ -69,8 +69,6 @@ def ingest(
     """Ingest a folder: unchanged files are skipped by hash, changed files re-chunked, removed files dropped."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from evidencedesk.store import StoreError
-
     flags = {
         "--chunker": ("chunker.name", chunker),
         "--size": ("chunker.size", size),
@@ -84,36 +82,21 @@ def ingest(
         fail(f"no such folder: {path}")
     if not path.is_dir():
         fail(f"not a folder: {path}")
-    try:
-        chunking = settings.chunker.to_chunking()
-    except ValueError as exc:
-        fail(str(exc), 2)
-    with open_desk(settings, store, existing=False) as desk:
-        errors: tuple[type[Exception], ...] = (StoreError,)
-        if desk.is_postgres:
-            from evidencedesk.backends.postgres.schema import PgStoreError
+    with open_desk(settings, store, existing=False) as desk, Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=as_json,
+    ) as bar:
+        task = bar.add_task("ingesting", total=None)
 
-            errors = (StoreError, PgStoreError)
-        try:
-            with Progress(
-                TextColumn("[progress.description]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=err_console,
-                transient=True,
-                disable=as_json,
-            ) as bar:
-                task = bar.add_task("ingesting", total=None)
+        def progress(done: int, total: int, name: str) -> None:
+            bar.update(task, completed=done, total=total or None, description=name[-40:])
 
-                def progress(done: int, total: int, name: str) -> None:
-                    bar.update(task, completed=done, total=total or None, description=name[-40:])
-
-                report = desk.store.ingest(
-                    path, chunking, max_bytes=max_bytes, progress=progress, remove_missing=not keep_missing
-                )
-        except errors as exc:
-            fail(str(exc))
+        report = desk.ingest(path, max_bytes=max_bytes, progress=progress, remove_missing=not keep_missing)
     if as_json:
         print_json(report.to_dict())
     else:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -27,20 +27,6 @@ from evidencedesk.cli.app import (
     print_json,
     scope_flags,
 )
-
-if TYPE_CHECKING:
-    from evidencedesk.retrieval.candidates import Candidate
-
-
-def _rows(results: list[Candidate], query: str, tokenizer: Any) -> list[dict[str, Any]]:
-    from evidencedesk.retrieval.explain import shared_words
-
-    out = []
-    for c in results:
-        d = c.to_dict()
-        d["shared_words"] = shared_words(query, c.chunk.text, tokenizer)
-        out.append(d)
-    return out
 
 
 def _table(rows: list[dict[str, Any]], title: str, legs: list[str]) -> Table:
@@ -82,6 +68,8 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """Search the stored chunks: only chunks inside the scope are ranked; no result is padded."""
+    from evidencedesk.desk import leg_names
+
     if method is not None and method not in METHODS:
         fail(f"--method: unknown method {method!r}; choose from {', '.join(METHODS)}", 2)
     if k is not None and k < 1:
@@ -96,19 +84,13 @@ def search(
     scope = config_scope(settings, valid_at)
 
     with open_desk(settings, store) as desk:
-        try:
-            searcher = desk.searcher(method, names)
-            results = searcher.search(query, settings.retrieval.k, scope)
-        except ValueError as exc:
-            fail(str(exc), 2)
-        stored = sum(desk.store.chunk_counts().values()) if not results else 0
-    leg_names = [s.name for s, _ in getattr(searcher, "legs", [])]
-    tokenizer = next((getattr(s, "tokenizer", None) for s, _ in getattr(searcher, "legs", [])), None)
-    rows = _rows(results, query, getattr(searcher, "tokenizer", tokenizer))
+        rows = desk.search_rows(query, settings.retrieval.k, method, scope, names)
+        legs_shown = leg_names(desk.searcher(method, names))
+        stored = sum(desk.store.chunk_counts().values()) if not rows else 0
     if as_json:
         print_json(rows)
         return
     if not rows:
         console.print(f"no chunk inside the scope matches {query!r} ({stored} chunks stored)", highlight=False)
         return
-    console.print(_table(rows, f"{method} · {query}", leg_names))
+    console.print(_table(rows, f"{method} · {query}", legs_shown))

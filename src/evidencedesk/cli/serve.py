@@ -7,7 +7,18 @@ from typing import Annotated
 
 import typer
 
-from evidencedesk.cli.app import ConfigOpt, JsonOpt, StoreOpt, app, console, fail, load_config, print_json, store_label
+from evidencedesk.cli.app import (
+    ConfigOpt,
+    JsonOpt,
+    StoreOpt,
+    app,
+    console,
+    fail,
+    load_config,
+    open_desk,
+    print_json,
+    store_label,
+)
 
 
 @app.command()
@@ -39,15 +50,15 @@ def serve(
 
     import uvicorn
 
+    from evidencedesk.errors import StoreError
     from evidencedesk.server.app import create_app
     from evidencedesk.server.state import ServiceState
 
     try:
-        state = ServiceState(location, settings, service)
-    except ImportError as exc:
-        fail(f"cannot open store {label}: {exc}")
-    except Exception as exc:  # StoreError, OSError, PgStoreError: name the store, never a password
+        desk = open_desk(settings, location, existing=False)
+    except (StoreError, OSError) as exc:  # name the store, never a password
         fail(f"cannot open store {label}: {str(exc).replace(location, label)}")
+    state = ServiceState(desk, settings, service)
     url = f"http://{host}:{port}/"
     info = {
         "url": url,

@@ -12,14 +12,15 @@ whitespace into one space, and nothing else.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
 from evidencedesk.documents import Chunk
-from evidencedesk.evaluation.text import normalise_space
+from evidencedesk.errors import LabelError
+from evidencedesk.text import normalise_space
 
 TAGS = ("exact_term", "paraphrase", "bangla", "structured", "stale", "staff", "unanswerable", "multi")
 GRADES = (1, 2)
@@ -139,15 +140,6 @@ class LabelIssue:
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.field}: {self.message}"
-
-
-class LabelError(ValueError):
-    """A labels file has bad lines; ``issues`` lists every one of them."""
-
-    def __init__(self, issues: Sequence[LabelIssue]) -> None:
-        self.issues = list(issues)
-        lines = "\n".join(f"  {i}" for i in self.issues)
-        super().__init__(f"{len(self.issues)} problem(s) in labels file:\n{lines}")
 
 
 @dataclass

@@ -25,7 +25,7 @@ from typing import Any
 from evidencedesk.documents import Chunk
 from evidencedesk.evaluation.labels import Label
 from evidencedesk.evaluation.taxonomy import diagnose
-from evidencedesk.evaluation.text import content_words, numbers, share_present
+from evidencedesk.text import content_words, numbers, share_present
 from evidencedesk.trace import Trace
 
 CELLS = ("working", "generation or context failure", "retrieval miss", "right without evidence")

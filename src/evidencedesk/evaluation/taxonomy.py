@@ -30,10 +30,10 @@ from typing import Any
 
 from evidencedesk.documents import Chunk
 from evidencedesk.evaluation.labels import Gold, Label, chunk_text
-from evidencedesk.evaluation.overlap import DUPLICATE_THRESHOLD, word_overlap
-from evidencedesk.evaluation.text import content_words, numbers, share_present
 from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.scope import Scope
+from evidencedesk.text import content_words, numbers, share_present
+from evidencedesk.text.overlap import DUPLICATE_THRESHOLD, word_overlap
 from evidencedesk.trace import Finding, Trace
 
 STAGES = ("ingestion", "retrieval", "context", "generation", "citation")  # in pipeline order: the first is the root

@@ -2,7 +2,7 @@
 
 Text is analysed either by a scikit-learn analyzer built from ``token_pattern`` (default: the
 project's word pattern, which keeps one-character words such as a lone digit and Bangla words
-whole) or by a :class:`~evidencedesk.index.tokenize.Tokenizer`. Counts are kept per row, so an
+whole) or by a :class:`~evidencedesk.text.tokenizer.Tokenizer`. Counts are kept per row, so an
 update analyses only the new rows; idf depends on every row, so the weighting is refitted
 (``TfidfTransformer``) after each update and the result equals a fresh ``TfidfVectorizer`` fit.
 """
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from evidencedesk.index.counts import TermCounts
-from evidencedesk.index.tokenize import Tokenizer, token_pattern
+from evidencedesk.text import Tokenizer, token_pattern
 
 Analyzer = Callable[[str], list[str]]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evidencedesk.index.tokenize import DEFAULT_TOKENIZER, Tokenizer
+from evidencedesk.text.tokenizer import DEFAULT_TOKENIZER, Tokenizer
 
 if TYPE_CHECKING:
     from evidencedesk.index.bm25 import TermScore

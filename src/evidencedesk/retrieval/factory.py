@@ -3,7 +3,8 @@
 Methods: ``bm25``, ``tfidf``, ``lsa``, ``dense`` and ``hybrid`` (legs fused by RRF; default legs
 ``bm25,dense``). Tokenizer settings may be given as ``tokenizer=`` (a Tokenizer or its dict) or as
 the shortcuts ``stem``, ``stopwords``, ``language``, ``min_length``. A hybrid takes ``legs`` ("bm25,lsa"
-or a list), ``fusion``, ``rrf_k``, ``weights``, ``depth`` and ``leg_params`` ({"bm25": {"k1": 1.2}}).
+or a list), ``fusion``, ``rrf_k``, ``weights``, ``depth`` (or per leg ``depths``: {"bm25": 20}) and
+``leg_params`` ({"bm25": {"k1": 1.2}}).
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from evidencedesk.documents import Chunk
-from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.retrieval.candidates import Searcher
-from evidencedesk.retrieval.hybrid import HybridSearcher
+from evidencedesk.retrieval.hybrid import DEFAULT_DEPTH, HybridSearcher
 from evidencedesk.retrieval.lexical import BM25Searcher, LsaSearcher, TfidfSearcher
+from evidencedesk.text.tokenizer import Tokenizer
 
 METHODS = ("bm25", "tfidf", "lsa", "dense", "hybrid")
 DEFAULT_LEGS = ("bm25", "dense")
@@ -76,8 +77,17 @@ def _legs(legs: str | Sequence[str]) -> list[str]:
     return names
 
 
+def _depths(depths: Any, names: Sequence[str], default: int) -> dict[str, int]:
+    """Each leg's depth: ``depths`` ({"bm25": 20}) where given, else ``default``."""
+    depths = depths or {}
+    if not isinstance(depths, dict) or set(depths) - set(names):
+        raise ValueError(f"depths: a dict keyed by leg name ({', '.join(names)}), got {depths!r}")
+    return {n: int(depths.get(n, default)) for n in names}
+
+
 def _hybrid(chunks: list[Chunk], **params: Any) -> Searcher:
     names = _legs(params.pop("legs", DEFAULT_LEGS))
+    wanted_depths = params.pop("depths", None)
     leg_params = params.pop("leg_params", None) or {}
     if not isinstance(leg_params, dict) or set(leg_params) - set(names):
         raise ValueError(f"leg_params: a dict keyed by leg name ({', '.join(names)}), got {leg_params!r}")
@@ -86,9 +96,10 @@ def _hybrid(chunks: list[Chunk], **params: Any) -> Searcher:
     if unknown:
         raise ValueError(
             f"unknown parameter(s) for method 'hybrid': {', '.join(sorted(unknown))}; "
-            f"accepted: legs, leg_params, {', '.join(sorted(accepted))}"
+            f"accepted: legs, leg_params, depths, {', '.join(sorted(accepted))}"
         )
-    legs = [make_searcher(n, chunks, **dict(leg_params.get(n, {}))) for n in names]
+    depths = _depths(wanted_depths, names, params.get("depth", DEFAULT_DEPTH))
+    legs = [(make_searcher(n, chunks, **dict(leg_params.get(n, {}))), depths[n]) for n in names]
     return HybridSearcher(legs, **params)
 
 

@@ -15,8 +15,8 @@ from evidencedesk.documents import Chunk
 from evidencedesk.index.bm25 import BM25Index
 from evidencedesk.index.lsa import DEFAULT_RANK, LsaIndex
 from evidencedesk.index.tfidf import TfidfIndex, make_analyzer
-from evidencedesk.index.tokenize import DEFAULT_TOKENIZER, Tokenizer
 from evidencedesk.retrieval.row_searcher import RowSearcher
+from evidencedesk.text.tokenizer import DEFAULT_TOKENIZER, Tokenizer
 
 
 def _tokenizer(tokenizer: Tokenizer | dict[str, Any] | None) -> Tokenizer:

@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from evidencedesk.documents import Chunk
-from evidencedesk.index.tokenize import token_pattern
 from evidencedesk.retrieval.candidates import Candidate, Part
 from evidencedesk.retrieval.row_searcher import check_k
+from evidencedesk.text.words import token_pattern
 
 Similarity = Callable[[Chunk, Chunk], float]
 Vectors = np.ndarray | Mapping[str, np.ndarray]

@@ -30,17 +30,18 @@ from typing import Any
 import numpy as np
 
 from evidencedesk.documents import Chunk
+from evidencedesk.errors import SnapshotError
 from evidencedesk.index.bm25 import BM25Index
 from evidencedesk.index.bm25_files import MappedBM25, save_bm25
 from evidencedesk.index.counts import TermCounts
 from evidencedesk.index.dense import DenseIndex
 from evidencedesk.index.embedders import embed_query
 from evidencedesk.index.string_table import StringTable, load_mapped, write_strings
-from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.row_searcher import check_k
 from evidencedesk.retrieval.rows import COLUMNS, RowMasks, id_ranks, top_k
 from evidencedesk.retrieval.scope import Scope
+from evidencedesk.text.tokenizer import Tokenizer
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -48,10 +49,6 @@ VECTORS = "dense/vectors.f32"
 GRAPH = "dense/hnsw.usearch"
 
 Vectorize = Callable[[Sequence[Chunk]], np.ndarray]
-
-
-class SnapshotError(ValueError):
-    """A snapshot that is missing, from another format, or out of date; the message names the folder."""
 
 
 def write_snapshot(

@@ -14,20 +14,12 @@ from datetime import date
 from typing import Any
 
 from evidencedesk.documents import Metadata
+from evidencedesk.errors import AccessError
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.server.settings import ServiceSettings, digest
 
 ANONYMOUS = "anonymous"
 SCOPE_SETS = ("statuses", "audiences", "langs", "tenants", "doc_ids")
-
-
-class AccessError(Exception):
-    """A request the caller may not make: ``status`` is the HTTP status (401 or 403)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 @dataclass(frozen=True)

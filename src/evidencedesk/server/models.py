@@ -50,8 +50,10 @@ class AskRequest(_Request):
     generator: str | None = Field(None, description="An enabled generator (default: the configured one).")
     method: Method | None = Field(None, description="Default: the configured retrieval method.")
     k: int | None = Field(None, ge=1, description="Chunks passed to the context (default: the configured k).")
-    candidates: int = Field(20, ge=1)
-    rerank: Literal["none", "overlap"] = "none"
+    candidates: int | None = Field(None, ge=1, description="First-stage depth when reranking (default: configured).")
+    rerank: Literal["none", "overlap", "llm"] | None = Field(
+        None, description="Second stage (default: the configured retrieval.rerank.method)."
+    )
     budget: int | None = Field(None, ge=16, description="Context token budget (default: the configured one).")
     floor: float | None = None
     dedup: float | None = Field(None, gt=0, le=1)

@@ -9,16 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evidencedesk.errors import PathRefused
 from evidencedesk.ingest.folder import PARSERS, scan
-
-
-class PathRefused(Exception):
-    """A path a request may not use: ``status`` is 400 (malformed), 403 (outside the root) or 404."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def inside_root(root: Path | None, requested: str, what: str = "path") -> Path:

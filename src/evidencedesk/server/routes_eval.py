@@ -13,19 +13,17 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
-from evidencedesk.evaluation.labels import LabelError, load_labels
+from evidencedesk.desk import ScopedChunks
+from evidencedesk.errors import ConfigError, LabelError
+from evidencedesk.evaluation.labels import load_labels
 from evidencedesk.evaluation.report_html import SizeSeries, render_report
-from evidencedesk.evaluation.run import EvalRun
-from evidencedesk.evaluation.runner import evaluate
-from evidencedesk.evaluation.series import chunk_size_series
-from evidencedesk.evaluation.strategies import compare_strategies, recall_curve, strategy_row
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.server.access import Caller, record_visible
 from evidencedesk.server.deps import CallerDep, StateDep, check_k, refuse, scope_for
 from evidencedesk.server.labels import visible_labels
 from evidencedesk.server.models import EvalRequest, EvalRunOut
 from evidencedesk.server.paths import PathRefused, inside_root
-from evidencedesk.server.state import EMBEDDINGS_FILE, ServiceState
+from evidencedesk.server.state import ServiceState
 
 router = APIRouter(tags=["evaluation"])
 
@@ -51,43 +49,17 @@ def _run(state: ServiceState, body: EvalRequest, scope: Scope) -> dict[str, Any]
         labels = state.labels(path) if body.labels is None else load_labels(path)
     except (LabelError, UnicodeDecodeError) as exc:
         refuse(400, f"labels: {exc}")
-    documents = [d for d in state.documents() if scope.allows(d.metadata, d.id)]
     labels = visible_labels(labels, state.documents(), scope)
     if not labels:
         refuse(400, "labels: no labelled question can be evaluated inside this scope")
-    corpus = state.corpus()
-    visible = [c for c in corpus.chunks if scope.allows_chunk(c)]
-    if not visible:
-        refuse(409, "the store holds no chunk inside this scope")
-    searcher = state.searcher(corpus, body.method)
-    results = evaluate(searcher, labels, visible, scope, body.k, body.floor)
-    rows, curves = [strategy_row(body.method, results, body.k)], {body.method: recall_curve(results)}
-    others = {m: state.searcher(corpus, m) for m in dict.fromkeys(body.methods) if m != body.method}
-    if others:
-        more_rows, more_curves = compare_strategies(others, labels, visible, scope, body.k)
-        rows, curves = rows + more_rows, {**curves, **more_curves}
-    build = state.store.latest_build()
-    run = EvalRun(
-        method=body.method,
-        k=body.k,
-        scope=scope.to_dict(),
-        questions=results,
-        floor=body.floor,
-        build_id=build.id if build else None,
-        chunking_hash=build.chunking_hash if build else "",
-        strategies=[r.to_dict() for r in rows],
-        curves=curves,
-    ).to_dict()
+    try:
+        run = state.desk.evaluate(
+            labels, body.method, body.k, scope, floor=body.floor, methods=body.methods, unfiltered=False,
+            hide_outside_scope=True, size_series=body.size_series, save=False,
+        )  # fmt: skip
+    except ConfigError as exc:
+        refuse(409 if "no chunk" in str(exc) else 400, str(exc))
     run["labels"] = body.labels or "(service labels)"
-    if body.size_series:
-        params: dict[str, Any] = {}
-        cache = {"cache_path": state.store_path / EMBEDDINGS_FILE}
-        if body.method == "dense":
-            params = cache
-        elif body.method == "hybrid":
-            params = {"leg_params": {"dense": cache}}
-        series = chunk_size_series(documents, labels, scope, body.method, **params)
-        run["size_series"] = [s.to_dict() for s in series]
     return run
 
 
@@ -108,13 +80,8 @@ def run_eval(body: EvalRequest, state: StateDep, caller: CallerDep) -> dict[str,
 def _shown(state: ServiceState, caller: Caller, run: dict[str, Any] | None) -> bool:
     if run is None:
         return False
-    corpus = state.corpus()
-
-    def chunk_ok(cid: str) -> bool:
-        chunk = corpus.by_id.get(cid)
-        return chunk is not None and caller.scope.allows_chunk(chunk)
-
-    return record_visible(caller.scope, run, chunk_ok)
+    allowed = ScopedChunks(state.store, caller.scope)  # reads only the chunks the run names
+    return record_visible(caller.scope, run, allowed.__contains__)
 
 
 def _visible_run(state: ServiceState, caller: Caller, run_id: int) -> dict[str, Any]:

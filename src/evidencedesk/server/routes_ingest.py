@@ -18,7 +18,6 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import ChunkerSettings
 from evidencedesk.server.deps import CallerDep, StateDep, refuse
 from evidencedesk.server.models import IngestPathRequest, IngestReportOut
@@ -55,10 +54,6 @@ _BODY = {
         },
     }
 }
-
-
-def _chunking(state: ServiceState, chunker: ChunkerSettings | None) -> ChunkingConfig:
-    return (chunker or state.settings.chunker).to_chunking()
 
 
 async def _stage_uploads(state: ServiceState, request: Request) -> tuple[Path, ChunkerSettings | None]:
@@ -127,7 +122,8 @@ async def ingest(request: Request, state: StateDep, caller: CallerDep) -> dict[s
     else:
         refuse(415, 'ingest: send multipart/form-data files or a JSON body {"path": ...}')
     try:
-        report = await run_in_threadpool(state.store.ingest, folder, _chunking(state, chunker), remove_missing=False)
+        chosen = (chunker or state.settings.chunker).model_dump()
+        report = await run_in_threadpool(state.desk.ingest, folder, remove_missing=False, **chosen)
     except (StoreError, NotADirectoryError) as exc:
         refuse(409, str(exc))
     finally:

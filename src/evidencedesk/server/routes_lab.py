@@ -7,6 +7,7 @@ the delimited context a generator would receive. Every call runs inside the call
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter
@@ -14,6 +15,8 @@ from fastapi import APIRouter
 from evidencedesk.answer.context import assemble
 from evidencedesk.answer.prompt import build_prompt, prompt_text
 from evidencedesk.chunking.config import CHUNKERS, UNITS
+from evidencedesk.desk import candidate_rows, leg_names, searcher_tokenizer
+from evidencedesk.errors import GenerationError
 from evidencedesk.evaluation.labels import Label
 from evidencedesk.retrieval.explain import shared_words
 from evidencedesk.retrieval.factory import METHODS
@@ -23,7 +26,7 @@ from evidencedesk.server.deps import CallerDep, StateDep, check_k, check_text, r
 from evidencedesk.server.labels import label_summary, visible_labels
 from evidencedesk.server.models import LabAskRequest, LabOptions, LabQuestion, LabSearchRequest, LabSearchResponse
 from evidencedesk.server.state import Corpus, ServiceState
-from evidencedesk.service_ops import answer, candidate_rows, leg_names, searcher_tokenizer
+from evidencedesk.wiring import context_options
 
 router = APIRouter(prefix="/lab", tags=["lab"])
 MIN_SIZE = {"words": 10, "chars": 50}  # smaller lab chunks would only multiply the index, never teach anything
@@ -63,11 +66,21 @@ def questions(state: StateDep, caller: CallerDep) -> list[dict[str, Any]]:
     return [label_summary(x) for x in _labels(state, caller.scope)]
 
 
-def _prepare(
-    state: ServiceState, caller: Caller, body: LabSearchRequest
-) -> tuple[str, Label | None, Scope, Corpus, Any]:
+@dataclass
+class _Lab:
+    """One lab request resolved: the query, its label, the scope, and where it runs (a re-chunked
+    corpus with its searcher, or the stored chunks through the Desk when ``corpus`` is None)."""
+
+    query: str
+    label: Label | None
+    scope: Scope
+    corpus: Corpus | None
+    searcher: Any
+
+
+def _prepare(state: ServiceState, caller: Caller, body: LabSearchRequest) -> _Lab:
     scope = scope_for(caller, body.scope)
-    check_k(state, body.k)
+    check_k(state, body.k or state.settings.retrieval.k)
     labels = {x.id: x for x in _labels(state, scope)}
     label = None
     if body.question_id is not None:
@@ -81,61 +94,80 @@ def _prepare(
     if body.chunker is not None and body.chunker.size < MIN_SIZE[body.chunker.unit]:
         refuse(400, f"chunker size: at least {MIN_SIZE[body.chunker.unit]} {body.chunker.unit} in the lab")
     try:
-        corpus = state.corpus(body.chunker.to_chunking() if body.chunker else None)
-        searcher = state.searcher(corpus, body.method, body.legs)
+        if body.chunker is None:
+            return _Lab(query, label, scope, None, state.desk.searcher(body.method, body.legs))
+        corpus = state.corpus(body.chunker.to_chunking())
+        return _Lab(query, label, scope, corpus, state.corpus_searcher(corpus, body.method or "bm25", body.legs))
     except ValueError as exc:
         refuse(400, str(exc))
-    return query, label, scope, corpus, searcher
+
+
+def _allowed_count(state: ServiceState, lab: _Lab) -> int:
+    """How many chunks the scope allows: counted per document for the stored chunks."""
+    if lab.corpus is not None:
+        return sum(lab.scope.allows_chunk(c) for c in lab.corpus.chunks)
+    counts = state.store.chunk_counts()
+    return sum(counts.get(d.id, 0) for d in state.documents() if lab.scope.allows(d.metadata, d.id))
 
 
 @router.post("/search", response_model=LabSearchResponse)
 def lab_search(body: LabSearchRequest, state: StateDep, caller: CallerDep) -> dict[str, Any]:
     """Ranked passages with scores, shared words, grades and each leg's rank, plus the exact context."""
     body = state.with_defaults(body)
-    query, label, scope, corpus, searcher = _prepare(state, caller, body)
+    lab = _prepare(state, caller, body)
+    assert body.k is not None  # with_defaults filled it in
     try:
-        results = searcher.search(query, body.k, scope)
+        if lab.corpus is None:
+            results = state.desk.search(lab.query, body.k, body.method, lab.scope, body.legs)
+        else:
+            results = lab.searcher.search(lab.query, body.k, lab.scope)
     except ValueError as exc:
         refuse(400, str(exc))
-    rows = candidate_rows(results, query, searcher_tokenizer(searcher))
+    rows = candidate_rows(results, lab.query, searcher_tokenizer(lab.searcher))
     for row, cand in zip(rows, results, strict=True):
-        row["grade"] = label.grade_of(cand.chunk) if label else None
-    ctx = state.settings.context
-    assembled = assemble(results, ctx.budget_tokens, ctx.floor, ctx.dedup_threshold, ctx.order)
+        row["grade"] = lab.label.grade_of(cand.chunk) if lab.label else None
+    assembled = assemble(results, **context_options(state.settings))
     return {
-        "query": query,
-        "label": label_summary(label) if label else None,
-        "chunking": corpus.chunking,
-        "n_chunks": sum(scope.allows_chunk(c) for c in corpus.chunks),
-        "legs": leg_names(searcher),
+        "query": lab.query,
+        "label": label_summary(lab.label) if lab.label else None,
+        "chunking": lab.corpus.chunking if lab.corpus is not None else None,
+        "n_chunks": _allowed_count(state, lab),
+        "legs": leg_names(lab.searcher),
         "results": rows,
         "context": assembled.to_dict(),
-        "prompt": prompt_text(build_prompt(query, assembled)),
+        "prompt": prompt_text(build_prompt(lab.query, assembled)),
     }
 
 
 @router.post("/ask")
 def lab_ask(body: LabAskRequest, state: StateDep, caller: CallerDep) -> dict[str, Any]:
-    """Answer over the lab's chunks; with a labelled question the trace also carries its diagnosis."""
+    """Answer over the lab's chunks; with a labelled question the trace also carries its diagnosis
+    (which reads the chunks inside the scope to find where the evidence is)."""
     body = state.with_defaults(body)
-    query, label, scope, corpus, searcher = _prepare(state, caller, body)
-    ctx = state.settings.context
+    lab = _prepare(state, caller, body)
+    assert body.k is not None  # with_defaults filled it in
+    over = None
+    if lab.corpus is not None:
+        over = (lab.searcher, lab.corpus.chunks)
     try:
-        generator = state.generator(body.generator)
-        out, trace = answer(
-            query, searcher, corpus.visible(scope), generator, scope, k=body.k, candidates=max(20, body.k),
-            budget_tokens=ctx.budget_tokens, floor=ctx.floor, dedup_threshold=ctx.dedup_threshold, order=ctx.order,
-            label=label,
+        out = state.desk.ask(
+            lab.query, lab.scope, generator=state.generator_name(body.generator), method=body.method, k=body.k,
+            candidates=max(state.settings.retrieval.rerank.candidates, body.k), label=lab.label, over=over,
+            save=False,
         )  # fmt: skip
     except ValueError as exc:
         refuse(400, str(exc))
-    except (ImportError, FileNotFoundError, RuntimeError) as exc:
+    except (ImportError, FileNotFoundError, GenerationError) as exc:
         refuse(503, f"generator not available: {exc}")
-    tokenizer = searcher_tokenizer(searcher)
+    tokenizer = searcher_tokenizer(lab.searcher)
     for row in out["retrieved"]:
-        row["shared_words"] = shared_words(query, row["text"], tokenizer)
-    grades = {c["chunk_id"]: label.grade_of(corpus.by_id[c["chunk_id"]]) for c in out["retrieved"]} if label else {}
+        row["shared_words"] = shared_words(lab.query, row["text"], tokenizer)
+    grades: dict[str, int] = {}
+    if lab.label is not None:
+        ids = [c["chunk_id"] for c in out["retrieved"]]
+        found = [lab.corpus.by_id[i] for i in ids] if lab.corpus is not None else state.store.chunks_by_id(ids)
+        grades = {c.id: lab.label.grade_of(c) for c in found}
     out["grades"] = grades
-    out["chunking"] = corpus.chunking
-    state.store.save_trace(trace.id, out)
+    out["chunking"] = lab.corpus.chunking if lab.corpus is not None else None
+    state.store.save_trace(out["trace_id"], out)
     return out

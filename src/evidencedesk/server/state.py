@@ -1,8 +1,13 @@
-"""ServiceState: the store, the keys, the metrics, and the searchers built once and reused.
+"""ServiceState: the Desk over the store, the keys, the metrics, and the lab's re-chunked corpora.
 
-A ``Corpus`` is one set of chunks with its searchers: the store's chunks of the latest build, or
-(for the lab) the store's documents re-chunked in memory with another ``ChunkingConfig``. Corpora
-are keyed by the build id, so an ingest makes the next request see the new chunks.
+Every search, ask and evaluation goes through the ``Desk`` (``evidencedesk.desk``), the same core
+the command line and the Python API call: over PostgreSQL it searches inside the database, over an
+embedded store with a current snapshot it searches the snapshot, and it checks the latest build id
+on every request, so several service processes over one PostgreSQL store agree and see each
+other's ingests. Nothing here holds the store's chunks.
+
+A ``Corpus`` is the lab's experiment: the store's documents re-chunked in memory with another
+``ChunkingConfig``, with its own in-memory searchers (kept for a few configs, per build).
 """
 
 from __future__ import annotations
@@ -15,59 +20,32 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from evidencedesk.answer.generators import get_generator
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.chunking import ChunkingConfig, chunk_document
 from evidencedesk.config import Settings
-from evidencedesk.desk import searcher_params
+from evidencedesk.desk import Desk, Serialized
 from evidencedesk.documents import Chunk, Document
+from evidencedesk.errors import ConfigError
 from evidencedesk.evaluation.labels import Label, load_labels
-from evidencedesk.retrieval.candidates import Candidate, Searcher
-from evidencedesk.retrieval.factory import DEFAULT_LEGS, METHODS, make_searcher
+from evidencedesk.retrieval.factory import METHODS, make_searcher
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.server.access import KeyRing
 from evidencedesk.server.cache import BuildCache
 from evidencedesk.server.metrics import Metrics
 from evidencedesk.server.settings import ServiceSettings
-from evidencedesk.store import Store
+from evidencedesk.wiring import EMBEDDINGS_FILE, hybrid_legs, searcher_params
 
-EMBEDDINGS_FILE = "embeddings.sqlite"  # the embedding cache the command line keeps in the store folder
 RequestT = TypeVar("RequestT", bound=BaseModel)
-
-
-def _close(searcher: Any) -> None:
-    close = getattr(searcher, "close", None)
-    if callable(close):
-        close()
-    for leg, _ in getattr(searcher, "legs", []):
-        _close(leg)
-
-
-class Serialized:
-    """A searcher whose ``search`` runs one call at a time: searchers keep small caches (scope masks,
-    restricted postings) that are not built for concurrent writers. Other attributes pass through."""
-
-    def __init__(self, searcher: Searcher) -> None:
-        self._searcher = searcher
-        self._lock = threading.Lock()
-        self.name = searcher.name
-
-    def search(self, query: str, k: int = 10, scope: Scope | None = None) -> list[Candidate]:
-        with self._lock:
-            return self._searcher.search(query, k, scope)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._searcher, name)
 
 
 @dataclass
 class Corpus:
-    """One set of chunks (the store's, or the lab's re-chunking) and the searchers built over it."""
+    """The lab's re-chunking of the stored documents, and the in-memory searchers built over it."""
 
     key: tuple[Any, ...]
     chunks: list[Chunk]
-    chunking: dict[str, Any] | None  # None: the chunks as stored
-    searchers: BuildCache[Serialized] = field(default_factory=lambda: BuildCache(8, _close))
+    chunking: dict[str, Any]
+    searchers: BuildCache[Serialized] = field(default_factory=lambda: BuildCache(8))
 
     def __post_init__(self) -> None:
         self.by_id = {c.id: c for c in self.chunks}
@@ -80,39 +58,30 @@ class Corpus:
 class ServiceState:
     """Everything the routes share. Thread-safe: FastAPI runs the handlers in a thread pool."""
 
-    def __init__(self, store_path: str | Path, settings: Settings, service: ServiceSettings) -> None:
-        from evidencedesk.backends import is_postgres_url, open_store
-
-        # a folder, or a postgresql:// URL (the embedding cache and uploads then stay in .evidencedesk)
-        self.store_path = Path(".evidencedesk") if is_postgres_url(store_path) else Path(store_path)
-        self.settings = settings
+    def __init__(self, store: str | Path | Desk, settings: Settings, service: ServiceSettings) -> None:
+        # a folder or a postgresql:// URL (the embedding cache and uploads then stay in .evidencedesk)
+        self.desk = store if isinstance(store, Desk) else Desk(store, settings)
+        self.settings = self.desk.settings
         self.service = service
-        self.store: Any = open_store(store_path) if is_postgres_url(store_path) else Store(self.store_path)
+        self.store = self.desk.store
+        self.store_path = self.desk.path
         self.keys = KeyRing(service)
         self.metrics = Metrics()
-        self._corpora: BuildCache[Corpus] = BuildCache(service.lab_cache + 1, self._dispose)
-        self._generators: BuildCache[Generator] = BuildCache(len(service.generators) + 1)
+        self._corpora: BuildCache[Corpus] = BuildCache(service.lab_cache)
         self._labels_lock = threading.Lock()
         self._labels: dict[Path, tuple[float, list[Label]]] = {}
 
     def close(self) -> None:
         self._corpora.clear()
-        self.store.close()
+        self.desk.close()
 
-    @staticmethod
-    def _dispose(corpus: Corpus) -> None:
-        corpus.searchers.clear()
-
-    # -- chunks ----------------------------------------------------------------------------------
     def build_id(self) -> int | None:
-        build = self.store.latest_build()
-        return build.id if build else None
+        return self.desk.build_id()
 
-    def corpus(self, chunking: ChunkingConfig | None = None) -> Corpus:
-        """The stored chunks (``chunking`` None) or the stored documents re-chunked with ``chunking``."""
+    # -- the lab's re-chunked corpora --------------------------------------------------------------
+    def corpus(self, chunking: ChunkingConfig) -> Corpus:
+        """The stored documents re-chunked with ``chunking`` (cached per config and build)."""
         build = self.build_id()
-        if chunking is None:
-            return self._corpora.get(("store", build), lambda: Corpus(("store", build), self.store.chunks(), None))
 
         def rechunk() -> Corpus:
             docs: Sequence[Document] = self.store.documents()
@@ -124,44 +93,33 @@ class ServiceState:
     def documents(self) -> list[Document]:
         return self.store.documents()
 
-    # -- searchers and generators ----------------------------------------------------------------
-    def default_legs(self) -> list[str]:
-        legs = [leg.method for leg in self.settings.retrieval.legs]
-        return legs if len(legs) > 1 else list(DEFAULT_LEGS)
-
-    def searcher(self, corpus: Corpus, method: str, legs: Sequence[str] | None = None) -> Serialized:
-        """A searcher of ``method`` over ``corpus``, built as the command line builds it (dense
-        embeddings are cached in the store folder, which changes no score)."""
+    def corpus_searcher(self, corpus: Corpus, method: str, legs: Sequence[str] | None = None) -> Serialized:
+        """An in-memory searcher of ``method`` over a re-chunked ``corpus``, configured as the Desk's."""
         if method not in METHODS:
-            raise ValueError(f"method: unknown method {method!r}; choose from {', '.join(METHODS)}")
+            raise ConfigError(f"method: unknown method {method!r}; choose from {', '.join(METHODS)}")
         if legs is not None and method != "hybrid":
-            raise ValueError("legs: only for method hybrid")
-        names = tuple(legs) if legs else tuple(self.default_legs()) if method == "hybrid" else ()
+            raise ConfigError("legs: only for method hybrid")
+        names = tuple(legs) if legs else tuple(hybrid_legs(self.settings)) if method == "hybrid" else ()
         params = searcher_params(self.settings, method, self.store_path / EMBEDDINGS_FILE, names or None)
         return corpus.searchers.get((method, names), lambda: Serialized(make_searcher(method, corpus.chunks, **params)))
 
+    # -- request defaults and generators -----------------------------------------------------------
     def with_defaults(self, body: RequestT) -> RequestT:
         """The request with an unset ``method`` and ``k`` taken from the configuration."""
         r = self.settings.retrieval
         return body.model_copy(update={"method": body.method or r.method, "k": body.k or r.k})
 
-    def generator(self, name: str | None) -> Generator:
-        """A generator the service settings allow, built with the shared config's model settings."""
+    def generator_name(self, name: str | None) -> str:
+        """``name`` (default: the configured generator) if the service settings enable it."""
         name = name or self.settings.generator.name
         if name not in self.service.generators:
             enabled = ", ".join(self.service.generators)
-            raise ValueError(f"generator: {name!r} is not enabled here; choose from {enabled}")
-        gen = self.settings.generator
+            raise ConfigError(f"generator: {name!r} is not enabled here; choose from {enabled}")
+        return name
 
-        def build() -> Generator:
-            params: dict[str, Any] = {}
-            if name == "openai":
-                params = {"base_url": gen.base_url, "model": gen.model, "max_tokens": gen.max_tokens}
-            elif name == "llama-cpp":
-                params = {"model_path": gen.model, "max_tokens": gen.max_tokens}
-            return get_generator(name, **{k: v for k, v in params.items() if v is not None})
-
-        return self._generators.get(name, build)
+    def generator(self, name: str | None) -> Generator:
+        """An enabled generator, built by the Desk with the configured model settings."""
+        return self.desk.generator(self.generator_name(name))
 
     # -- labels ----------------------------------------------------------------------------------
     def labels(self, path: Path | None = None) -> list[Label]:
@@ -180,4 +138,4 @@ class ServiceState:
         return labels
 
 
-__all__ = ["EMBEDDINGS_FILE", "Corpus", "Serialized", "ServiceState"]
+__all__ = ["EMBEDDINGS_FILE", "Corpus", "ServiceState"]

@@ -1,7 +1,22 @@
-"""The embedded store: documents, chunks, builds, traces and evaluation runs in one SQLite database."""
+"""Storage: the contract every store implements, and the embedded store (one SQLite database in a folder)."""
 
+from evidencedesk.errors import StoreError
+from evidencedesk.store.contract import HoldsSnapshots, HoldsVectors, SearchesInside, SnapshotStore, StoreProtocol
 from evidencedesk.store.records import Build, IngestReport
-from evidencedesk.store.schema import DB_NAME, SCHEMA_VERSION, StoreError
+from evidencedesk.store.schema import DB_NAME, SCHEMA_VERSION
 from evidencedesk.store.store import DEFAULT_STORE, Store
 
-__all__ = ["DB_NAME", "DEFAULT_STORE", "SCHEMA_VERSION", "Build", "IngestReport", "Store", "StoreError"]
+__all__ = [
+    "DB_NAME",
+    "DEFAULT_STORE",
+    "SCHEMA_VERSION",
+    "Build",
+    "HoldsSnapshots",
+    "HoldsVectors",
+    "IngestReport",
+    "SearchesInside",
+    "SnapshotStore",
+    "Store",
+    "StoreError",
+    "StoreProtocol",
+]

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 from evidencedesk.documents import Chunk
+from evidencedesk.store.contract import StoreProtocol
 
 
 class StoredChunks(Mapping[str, Chunk]):
-    """Chunks by id from ``store`` (anything with ``chunks_by_id``, ``chunk_ids`` and ``chunk_count``)."""
+    """Chunks by id from ``store`` (either backend)."""
 
-    def __init__(self, store: Any, keep: int = 4096) -> None:
+    def __init__(self, store: StoreProtocol, keep: int = 4096) -> None:
         self.store = store
         self.keep = keep
         self._seen: OrderedDict[str, Chunk] = OrderedDict()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from evidencedesk.errors import StoreError
+
 SCHEMA_VERSION = 1
 DB_NAME = "evidencedesk.sqlite"
 
@@ -65,10 +67,6 @@ CREATE TABLE IF NOT EXISTS eval_runs (
     data TEXT NOT NULL
 );
 """
-
-
-class StoreError(Exception):
-    """The store cannot be opened or written (not a folder, a newer schema, locked by another run)."""
 
 
 def connect(folder: Path) -> sqlite3.Connection:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from evidencedesk.evaluation.text import words
+from evidencedesk.text import words
 
 CODE = "code"
 

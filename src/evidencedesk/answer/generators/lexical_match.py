@@ -20,8 +20,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from evidencedesk.evaluation.text import STOPWORDS, stem, words
-from evidencedesk.index.tokenize import normalize_text
+from evidencedesk.text import STOPWORDS, stem, words
+from evidencedesk.text.words import normalize_text
 
 # Words that shape a question without naming what it is about; never required of an answer.
 _FILLER = frozenset(

@@ -12,13 +12,10 @@ from evidencedesk.answer.citations import cited_ids
 from evidencedesk.answer.context import AssembledContext, render
 from evidencedesk.answer.generators.base import Generation
 from evidencedesk.answer.prompt import ABSTAIN_PREFIX, build_prompt
+from evidencedesk.errors import GenerationError
 from evidencedesk.retrieval.candidates import Candidate
 
 ABSTAIN_ANSWER = "The documents shown do not support an answer."
-
-
-class GenerationError(RuntimeError):
-    """A language model could not be reached or gave no usable reply."""
 
 
 # ``INSUFFICIENT: reason`` (or the bare word alone) at the start of a line, allowing Markdown

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from evidencedesk.answer.generators.lexical_match import holds, question_terms, term
-from evidencedesk.evaluation.text import STOPWORDS, numbers, words
+from evidencedesk.text import STOPWORDS, numbers, words
 
 _RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*[-–]\s*(\d+(?:\.\d+)?)")
 _ALTERNATIVES = re.compile(r"\s*[,/;]\s*|\s+or\s+")

@@ -26,7 +26,7 @@ import numpy as np
 from pgvector import SparseVector
 
 from evidencedesk.index.bm25 import lucene_idf
-from evidencedesk.index.tokenize import DEFAULT_TOKENIZER, Tokenizer
+from evidencedesk.text.tokenizer import DEFAULT_TOKENIZER, Tokenizer
 
 SPARSE_DIM = 1_000_000_000  # pgvector's largest sparsevec dimension; term ids count from 1
 

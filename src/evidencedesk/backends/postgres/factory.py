@@ -12,8 +12,8 @@ from typing import Any
 from evidencedesk.backends.postgres.searchers import PgBM25Searcher, PgDenseSearcher
 from evidencedesk.backends.postgres.store import PgStore
 from evidencedesk.retrieval.candidates import Searcher
-from evidencedesk.retrieval.factory import DEFAULT_LEGS, METHODS, _legs, make_searcher
-from evidencedesk.retrieval.hybrid import HybridSearcher
+from evidencedesk.retrieval.factory import DEFAULT_LEGS, METHODS, _depths, _legs, make_searcher
+from evidencedesk.retrieval.hybrid import DEFAULT_DEPTH, HybridSearcher
 
 _BM25_SETTINGS = ("k1", "b", "tokenizer", "stem", "stopwords", "language", "min_length")
 _DENSE_PARAMS = ("embedder", "cache_path", "mode", "ef_search", "max_scan_tuples", "fallback", "batch_size")
@@ -53,7 +53,8 @@ def pg_searcher(method: str, store: PgStore, **params: Any) -> Searcher:
         leg_params = params.pop("leg_params", None) or {}
         if not isinstance(leg_params, dict) or set(leg_params) - set(names):
             raise ValueError(f"leg_params: a dict keyed by leg name ({', '.join(names)}), got {leg_params!r}")
-        _unknown(method, params, ("fusion", "rrf_k", "weights", "depth"))
-        legs = [pg_searcher(n, store, **dict(leg_params.get(n, {}))) for n in names]
+        _unknown(method, params, ("fusion", "rrf_k", "weights", "depth", "depths"))
+        depths = _depths(params.pop("depths", None), names, params.get("depth", DEFAULT_DEPTH))
+        legs = [(pg_searcher(n, store, **dict(leg_params.get(n, {}))), depths[n]) for n in names]
         return HybridSearcher(legs, **params)
     raise ValueError(f"method: unknown method {method!r}; choose from {', '.join(METHODS)}")

@@ -8,17 +8,10 @@ from typing import Any
 from evidencedesk.documents import Chunk, Document, Location, Metadata, Section
 from evidencedesk.store.rows import text_hash
 
-DOCUMENT_COLUMNS = (
-    "id", "path", "format", "title", "content_hash", "chunking_hash", "build_id", "metadata",
-    "status", "valid_from", "valid_to", "audience", "lang", "tenant", "sections", "text", "first_line",
-)  # fmt: skip
+# the same columns as the embedded store's tables, with their PostgreSQL types
 DOCUMENT_TYPES = (
     "text", "text", "text", "text", "text", "text", "int8", "jsonb",
     "text", "date", "date", "text", "text", "text", "jsonb", "text", "int4",
-)  # fmt: skip
-CHUNK_COLUMNS = (
-    "id", "doc_id", "n", "text", "kind", "heading_path", "first_line", "last_line", "parent_id", "parent_text",
-    "metadata", "status", "valid_from", "valid_to", "audience", "lang", "tenant", "text_hash",
 )  # fmt: skip
 CHUNK_TYPES = (
     "text", "text", "int4", "text", "text", "jsonb", "int4", "int4", "text", "text",
@@ -84,5 +77,5 @@ def chunk_from_record(r: Mapping[str, Any]) -> Chunk:
 
 CHUNK_SELECT = (
     "SELECT c.id, c.doc_id, c.text, c.kind, c.heading_path, c.first_line, c.last_line, c.parent_id, c.parent_text,"
-    " c.metadata, d.title AS doc_title, d.path AS doc_path FROM chunks c JOIN documents d ON d.id = c.doc_id"
+    " c.metadata, c.n, d.title AS doc_title, d.path AS doc_path FROM chunks c JOIN documents d ON d.id = c.doc_id"
 )

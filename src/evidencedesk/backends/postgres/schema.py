@@ -19,6 +19,8 @@ from __future__ import annotations
 import psycopg
 from psycopg import sql
 
+from evidencedesk.errors import PgStoreError
+
 SCHEMA_VERSION = 1
 DEFAULT_SCHEMA = "evidencedesk"
 
@@ -157,10 +159,6 @@ CREATE TRIGGER chunk_terms_delete AFTER DELETE ON chunk_terms
 
 # version -> DDL; append new versions, never edit an applied one.
 MIGRATIONS: dict[int, str] = {1: _V1}
-
-
-class PgStoreError(Exception):
-    """The PostgreSQL store cannot be opened (server unreachable, no pgvector, a newer schema)."""
 
 
 def _lock_key(schema: str) -> int:

@@ -24,10 +24,10 @@ from evidencedesk.backends.postgres.scope_sql import scope_condition
 from evidencedesk.backends.postgres.store import PgStore
 from evidencedesk.documents import Chunk
 from evidencedesk.index.embedders import Embedder, default_embedder, embed_query
-from evidencedesk.index.tokenize import Tokenizer
 from evidencedesk.retrieval.candidates import Candidate, ranked
 from evidencedesk.retrieval.row_searcher import check_k
 from evidencedesk.retrieval.scope import Scope
+from evidencedesk.text.tokenizer import Tokenizer
 
 DENSE_MODES = ("hnsw", "exact")
 _SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"

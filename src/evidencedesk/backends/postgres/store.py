@@ -9,9 +9,8 @@ always sees the last committed ingest and never a half-written one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any, TypeVar
 
 import psycopg
@@ -21,21 +20,19 @@ from psycopg.types.json import Jsonb
 
 from evidencedesk.backends.postgres.bm25_sparse import BM25Encoder, check_params
 from evidencedesk.backends.postgres.connection import open_pool, redact
-from evidencedesk.backends.postgres.ingest import PgRun
-from evidencedesk.backends.postgres.records import RecordsMixin
+from evidencedesk.backends.postgres.ingest import PgIngestWriter
 from evidencedesk.backends.postgres.rows import CHUNK_SELECT, chunk_from_record, document_from_record
 from evidencedesk.backends.postgres.schema import DEFAULT_SCHEMA, lock
 from evidencedesk.backends.postgres.writer import Item, Writer
-from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.index.embedders import Embedder, embedder_from_name
 from evidencedesk.index.embedding_cache import EmbeddingCache
-from evidencedesk.index.tokenize import Tokenizer
-from evidencedesk.ingest.errors import IngestError
-from evidencedesk.ingest.folder import parse_file, scan
-from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
-from evidencedesk.store.apply import Chunker, Progress
+from evidencedesk.retrieval.candidates import Searcher
+from evidencedesk.store.base import StoreBase
+from evidencedesk.store.contract import Chunker
+from evidencedesk.store.ingest_plan import DocumentWriter
 from evidencedesk.store.records import IngestReport
+from evidencedesk.text.tokenizer import Tokenizer
 
 T = TypeVar("T")
 
@@ -46,7 +43,7 @@ def _tidy(conn: psycopg.Connection) -> None:
     conn.execute("VACUUM (ANALYZE) chunk_terms, chunk_vectors, chunks, documents, vocab")
 
 
-class PgStore(RecordsMixin):
+class PgStore(StoreBase):
     """A store in schema ``schema`` of the PostgreSQL database at ``url`` (created and migrated if needed).
 
     ``tokenizer``, ``k1`` and ``b`` set the BM25 side; left None, the store keeps what it was built
@@ -54,6 +51,10 @@ class PgStore(RecordsMixin):
     ``embedder``: when given, every write also embeds new chunks (through ``cache_path``); a store
     that already holds vectors keeps them current with the model it names, even without one.
     """
+
+    MARK = "%s"
+    CHUNK_SELECT = CHUNK_SELECT
+    TRACE_ORDER = "created_at DESC, seq DESC"
 
     def __init__(
         self,
@@ -71,7 +72,9 @@ class PgStore(RecordsMixin):
         timeout: float = 10.0,
     ) -> None:
         if chunker is None:
-            from evidencedesk.chunking import chunk_document as chunker
+            from evidencedesk.chunking import chunk_document
+
+            chunker = chunk_document
         if tokenizer is not None and not isinstance(tokenizer, Tokenizer):
             raise ValueError(f"tokenizer: expected a Tokenizer, got {type(tokenizer).__name__}")
         check_params(k1 if k1 is not None else 1.5, b if b is not None else 0.75)
@@ -98,14 +101,6 @@ class PgStore(RecordsMixin):
         self.pool.close()
         if self._cache is not None:
             self._cache.close()
-
-    def __enter__(self) -> PgStore:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def destroy(self) -> None:
         """Drop the store's schema with everything in it, and close the store."""
@@ -140,53 +135,6 @@ class PgStore(RecordsMixin):
         if name not in self._embedders:
             self._embedders[name] = embedder_from_name(name)
         return self._embedders[name]
-
-    def ingest(
-        self,
-        folder: Path,
-        config: ChunkingConfig,
-        *,
-        max_bytes: int = DEFAULT_MAX_BYTES,
-        progress: Progress | None = None,
-        remove_missing: bool = True,
-    ) -> IngestReport:
-        """Parse every supported file under ``folder``, store what changed and record a build (as Store.ingest)."""
-        if max_bytes < 1:
-            raise ValueError(f"max_bytes: must be at least 1, got {max_bytes}")
-        listing = scan(Path(folder))
-
-        def parsed() -> Iterator[Document | IngestError]:
-            for path, rel in listing.files:
-                try:
-                    yield parse_file(path, rel, max_bytes)
-                except IngestError as exc:
-                    yield exc
-
-        def work(writer: Writer) -> IngestReport:
-            run = PgRun(writer, config, self._chunker)
-            run.feed(parsed(), len(listing.files), progress)
-            return run.finish(remove_missing=remove_missing, skipped=listing.skipped)
-
-        return self._write(work)
-
-    def sync(
-        self,
-        documents: Iterable[Document],
-        config: ChunkingConfig,
-        *,
-        failures: Iterable[IngestError] = (),
-        remove_missing: bool = True,
-    ) -> IngestReport:
-        """Store already parsed documents the way ingest stores a folder's files (as Store.sync)."""
-        total = len(documents) if isinstance(documents, Sized) else 0
-
-        def work(writer: Writer) -> IngestReport:
-            run = PgRun(writer, config, self._chunker)
-            run.feed(documents, total)
-            run.feed(failures)
-            return run.finish(remove_missing=remove_missing)
-
-        return self._write(work)
 
     def upsert(self, items: Iterable[tuple[Document, Sequence[Chunk]]], chunking_hash: str = "") -> int:
         """Store each document with exactly the given chunks, replacing any stored version; returns chunks written."""
@@ -267,35 +215,47 @@ class PgStore(RecordsMixin):
         self._embedders[embedder.name] = embedder
         return done
 
+    def searcher(self, method: str, **params: Any) -> Searcher:
+        """A searcher of ``method`` over this store: bm25 and dense search inside the database (see ``pg_searcher``)."""
+        from evidencedesk.backends.postgres.factory import pg_searcher
+
+        return pg_searcher(method, self, **params)
+
     def vector_model(self) -> dict[str, Any] | None:
         """``{"model", "dim"}`` of the vectors the store holds, or None."""
         rows = self._rows("SELECT value FROM settings WHERE key = 'vectors'")
         return dict(rows[0]["value"]) if rows else None
 
-    # -- reading ---------------------------------------------------------------------------------
-    def _rows(self, query: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    # -- the primitives StoreBase needs ------------------------------------------------------------
+    def _rows(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
         with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             return cur.execute(query.encode(), params).fetchall()
 
-    def documents(self) -> list[Document]:
-        return [document_from_record(r) for r in self._rows("SELECT * FROM documents ORDER BY id")]
+    def _document_from(self, row: Any) -> Document:
+        return document_from_record(row)
 
-    def document(self, doc_id: str) -> Document | None:
-        rows = self._rows("SELECT * FROM documents WHERE id = %s", (doc_id,))
-        return document_from_record(rows[0]) if rows else None
+    def _chunk_from(self, row: Any) -> Chunk:
+        return chunk_from_record(row)
 
-    def chunks(self, doc_id: str | None = None) -> list[Chunk]:
-        """All chunks (or one document's), ordered by document id then position."""
-        if doc_id is None:
-            rows = self._rows(f"{CHUNK_SELECT} ORDER BY c.doc_id, c.n")
-        else:
-            rows = self._rows(f"{CHUNK_SELECT} WHERE c.doc_id = %s ORDER BY c.n", (doc_id,))
-        return [chunk_from_record(r) for r in rows]
+    def _json_from(self, value: Any) -> Any:
+        return value  # jsonb arrives parsed
 
-    def chunk(self, chunk_id: str) -> Chunk | None:
-        rows = self._rows(f"{CHUNK_SELECT} WHERE c.id = %s", (chunk_id,))
-        return chunk_from_record(rows[0]) if rows else None
+    def _ingest(self, work: Callable[[DocumentWriter], IngestReport]) -> IngestReport:
+        return self._write(lambda writer: work(PgIngestWriter(writer)))
 
-    def chunk_counts(self) -> dict[str, int]:
-        """Number of chunks per document id (documents without chunks are absent)."""
-        return {r["doc_id"]: r["n"] for r in self._rows("SELECT doc_id, count(*) AS n FROM chunks GROUP BY doc_id")}
+    def _put_trace(self, trace_id: str, created_at: str, data: Any) -> None:
+        with self.pool.connection() as conn:
+            conn.execute(
+                "INSERT INTO traces (id, created_at, data) VALUES (%s, %s, %s)"
+                " ON CONFLICT (id) DO UPDATE SET created_at = EXCLUDED.created_at, data = EXCLUDED.data,"
+                " seq = DEFAULT",
+                (trace_id, created_at, Jsonb(data)),
+            )
+
+    def _put_eval_run(self, created_at: str, build_id: int | None, data: Any) -> int:
+        with self.pool.connection() as conn:
+            row = conn.execute(
+                "INSERT INTO eval_runs (created_at, build_id, data) VALUES (%s, %s, %s) RETURNING id",
+                (created_at, build_id, Jsonb(data)),
+            ).fetchone()
+        return int(row[0]) if row else 0

@@ -17,10 +17,8 @@ from psycopg.types.json import Jsonb
 
 from evidencedesk.backends.postgres.bm25_sparse import ENCODE_ALL, ENCODE_NEW, SPARSE_DIM, BM25Encoder
 from evidencedesk.backends.postgres.rows import (
-    CHUNK_COLUMNS,
     CHUNK_SELECT,
     CHUNK_TYPES,
-    DOCUMENT_COLUMNS,
     DOCUMENT_TYPES,
     SCOPE_COLUMNS,
     SCOPE_TYPES,
@@ -32,6 +30,7 @@ from evidencedesk.backends.postgres.rows import (
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.index.embedders import Embedder
 from evidencedesk.index.embedding_cache import EmbeddingCache, embed_cached
+from evidencedesk.store.rows import CHUNK_COLUMNS, DOCUMENT_COLUMNS
 
 Item = tuple[Document, Sequence[Chunk]]
 _TERM_COLUMNS = ("chunk_id", *SCOPE_COLUMNS, "dl", "terms", "tfs")

@@ -1,15 +1,15 @@
 """OverlapReranker: the share of the query's content words that a chunk holds.
 
 Deterministic and free: a baseline for the second stage and a stand-in where no cross-encoder
-is available. Words are stemmed and stopwords ignored (``evaluation.text.content_words``).
+is available. Words are stemmed and stopwords ignored (``text.content_words``).
 Ties keep the first stage's order.
 """
 
 from __future__ import annotations
 
-from evidencedesk.evaluation.text import content_words, share_present
 from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.rerank.base import reordered
+from evidencedesk.text import content_words, share_present
 
 
 class OverlapReranker:

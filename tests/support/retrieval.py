@@ -10,16 +10,11 @@ import ast
 import json
 import random
 from datetime import date
-from pathlib import Path
 
 import pytest
 
 from evidencedesk.documents import Chunk, Location, Metadata
-
-ROOT = Path(__file__).resolve().parents[2]
-KESTREL = ROOT / "examples" / "kestrel"
-
-SEEDS = ROOT.parent / "shared" / "seeds"
+from tests.support.paths import KESTREL, SEEDS
 
 
 def _spec_fare_rules() -> tuple[dict[str, tuple[str, str]], list[tuple[str, str]]]:

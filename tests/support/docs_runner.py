@@ -33,7 +33,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[2]  # tests/support -> the project root
 SHELL_LANGS = {"bash", "console", "sh", "shell"}
 RUNNABLE = SHELL_LANGS | {"python"}
 LINKED = ("examples", "bench", "scripts", ".venv", "src", "pyproject.toml")

@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from evidencedesk.chunking import ChunkingConfig, chunk_document
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.evaluation.labels import Label
-
-ROOT = Path(__file__).resolve().parents[2]
-KESTREL = ROOT / "examples" / "kestrel"
-DOCS = KESTREL / "docs"
-LABELS = KESTREL / "labels.jsonl"
+from tests.support.paths import KESTREL_LABELS
 
 
 def chunk_all(documents: list[Document], config: ChunkingConfig) -> list[Chunk]:
@@ -20,7 +14,7 @@ def chunk_all(documents: list[Document], config: ChunkingConfig) -> list[Chunk]:
 
 def by_id(labels: list[Label], label_id: str) -> Label:
     found = [x for x in labels if x.id == label_id]
-    assert found, f"label {label_id} is missing from {LABELS}"
+    assert found, f"label {label_id} is missing from {KESTREL_LABELS}"
     return found[0]
 
 

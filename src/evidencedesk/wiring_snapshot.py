@@ -1,5 +1,8 @@
 """Snapshots as the settings describe them: write one for a store, and search it when it still fits.
 
+This is wiring (settings to objects), so it lives beside the core and not in ``retrieval``, which
+never reads the settings model.
+
 A snapshot is used only if it was written for the store's latest build and with the BM25 and dense
 settings now in force (tokenizer, k1, b, embedding model, contextual text); otherwise the searchers
 are built in memory from the stored chunks as usual, and ``snapshot_status`` says why.
@@ -13,17 +16,19 @@ from typing import Any
 
 from evidencedesk.config import LegSettings, Settings
 from evidencedesk.documents import Chunk
-from evidencedesk.index.tokenize import Tokenizer
+from evidencedesk.errors import SnapshotError
+from evidencedesk.index.embedders import Embedder
 from evidencedesk.retrieval.candidates import Searcher
-from evidencedesk.retrieval.snapshot import Snapshot, SnapshotError, SnapshotSearcher, write_snapshot
+from evidencedesk.retrieval.snapshot import Snapshot, SnapshotSearcher, write_snapshot
+from evidencedesk.store.contract import SnapshotStore, StoreProtocol
+from evidencedesk.text.tokenizer import Tokenizer
 
-SNAPSHOT_DIR = "snapshot"
 SNAPSHOT_METHODS = ("bm25", "dense")
 
 
 def _leg(settings: Settings, method: str) -> LegSettings:
     found = next((x for x in settings.retrieval.legs if x.method == method), None)
-    return found if found is not None else LegSettings(method=method)  # type: ignore[arg-type]
+    return found if found is not None else LegSettings(method=method)
 
 
 def identity(settings: Settings) -> dict[str, Any]:
@@ -39,9 +44,9 @@ def identity(settings: Settings) -> dict[str, Any]:
 
 
 def write_store_snapshot(
-    store: Any,
+    store: SnapshotStore,
     settings: Settings,
-    embedder: Any | None,
+    embedder: Embedder | None,
     cache_path: Path | None,
     ann: bool = True,
     timings: dict[str, float] | None = None,
@@ -62,7 +67,7 @@ def write_store_snapshot(
     build = store.latest_build()
     try:
         return write_snapshot(
-            Path(store.path) / SNAPSHOT_DIR,
+            store.snapshot_dir,
             store.iter_chunks(batch=10_000),
             tokenizer=Tokenizer.from_dict(ident["tokenizer"]),
             k1=ident["k1"],
@@ -79,9 +84,9 @@ def write_store_snapshot(
             cache.close()
 
 
-def snapshot_status(store: Any, settings: Settings) -> tuple[Snapshot | None, str]:
+def snapshot_status(store: SnapshotStore, settings: Settings) -> tuple[Snapshot | None, str]:
     """``(snapshot, why)``: the store's snapshot if it fits the latest build and the settings."""
-    folder = Path(store.path) / SNAPSHOT_DIR
+    folder = store.snapshot_dir
     if not folder.is_dir():
         return None, "no snapshot (write one with `evidencedesk index`)"
     try:
@@ -98,11 +103,11 @@ def snapshot_status(store: Any, settings: Settings) -> tuple[Snapshot | None, st
 
 def snapshot_searcher(
     snap: Snapshot,
-    store: Any,
+    store: StoreProtocol,
     settings: Settings,
     method: str,
     legs: Sequence[str],
-    embedder: Callable[[], Any],
+    embedder: Callable[[], Embedder],
 ) -> Searcher | None:
     """A searcher over ``snap`` for ``method`` (bm25, dense, or a hybrid of those), or None."""
     from evidencedesk.retrieval.hybrid import HybridSearcher
@@ -121,6 +126,11 @@ def snapshot_searcher(
         return one(method)
     r = settings.retrieval
     depth = max([leg.depth for leg in r.legs if leg.method in names] or [leg.depth for leg in r.legs])
+    depths = {leg.method: leg.depth for leg in r.legs if leg.method in names}
     return HybridSearcher(
-        [one(n) for n in names], fusion=r.fusion.method, rrf_k=r.fusion.k, weights=r.fusion.weights, depth=depth
+        [(one(n), depths.get(n, depth)) for n in names],
+        fusion=r.fusion.method,
+        rrf_k=r.fusion.k,
+        weights=r.fusion.weights,
+        depth=depth,
     )

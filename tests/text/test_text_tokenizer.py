@@ -7,7 +7,7 @@ import unicodedata
 
 import pytest
 
-from evidencedesk.index.tokenize import Tokenizer, normalize_text, token_pattern
+from evidencedesk.text import Tokenizer, normalize_text, token_pattern
 
 BANGLA = "ডেলিভারির তারিখ থেকে ৩০ দিনের মধ্যে বেশিরভাগ পণ্য ফেরত দেওয়া যায়।"
 

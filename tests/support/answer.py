@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 
 from evidencedesk.chunking import ChunkingConfig, chunk_document
 from evidencedesk.documents import Chunk, Location, Metadata
 from evidencedesk.ingest.folder import parse_folder
 from evidencedesk.retrieval.candidates import Candidate, ranked
-
-ROOT = Path(__file__).resolve().parents[2]
-KESTREL_DOCS = ROOT / "examples" / "kestrel" / "docs"
+from tests.support.paths import KESTREL_DOCS
 
 
 @cache

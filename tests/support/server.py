@@ -13,10 +13,6 @@ from evidencedesk.server.app import create_app
 from evidencedesk.server.settings import ServiceSettings, parse_service_settings
 from evidencedesk.server.state import ServiceState
 
-ROOT = Path(__file__).resolve().parents[2]
-KESTREL_DOCS = ROOT / "examples" / "kestrel" / "docs"
-KESTREL_LABELS = ROOT / "examples" / "kestrel" / "labels.jsonl"
-
 PUBLIC_KEY = "public-key-0123456789"
 STAFF_KEY = "staff-key-0123456789ab"
 AUDITOR_KEY = "auditor-key-0123456789"

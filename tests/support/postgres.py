@@ -1,31 +1,30 @@
-"""Fixtures for the PostgreSQL backend tests.
+"""PostgreSQL for the tests: the server's URL, stores in throwaway schemas, the example corpus on both backends.
 
 The tests need a PostgreSQL server with pgvector at ``EVIDENCEDESK_PG_URL`` (default: the one
 ``scripts/start-postgres.sh`` starts). Without one they are skipped with a message, except when
 ``CI`` is set: CI starts the server, so a missing one is a failure there. Every store lives in a
-schema of its own, dropped after the test.
+schema of its own, dropped after the test. The fixtures are registered by the root conftest.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-import sys
 import uuid
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "retrieval"))
-
-from pg_helpers import drop_schema  # noqa: E402
+from evidencedesk.documents import Chunk, Document
+from tests.support.embedders import MemoEmbedder
+from tests.support.paths import KESTREL_DOCS, kestrel_available
 
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:55432/evidencedesk_test"
 PG_URL = os.environ.get("EVIDENCEDESK_PG_URL", DEFAULT_URL)
 START_HINT = "start one with `sudo scripts/start-postgres.sh` or point EVIDENCEDESK_PG_URL at a server with pgvector"
+
+__all__ = ["PG_URL", "documents_for", "drop_schema", "kestrel", "make_store", "memo_embedder", "pg_url"]
 
 
 def _unavailable(reason: str) -> None:
@@ -35,8 +34,38 @@ def _unavailable(reason: str) -> None:
     pytest.skip(message)
 
 
+def documents_for(chunks: Sequence[Chunk]) -> list[tuple[Document, list[Chunk]]]:
+    """Group chunks by document and make each a Document carrying its first chunk's metadata."""
+    by_doc: dict[str, list[Chunk]] = {}
+    for c in chunks:
+        by_doc.setdefault(c.doc_id, []).append(c)
+    out = []
+    for doc_id, cs in by_doc.items():
+        text = "\n\n".join(c.text for c in cs)
+        doc = Document(
+            id=doc_id,
+            title=cs[0].title or doc_id,
+            path=cs[0].source or f"{doc_id}.md",
+            format="markdown",
+            text=text,
+            content_hash=hashlib.sha256(text.encode()).hexdigest(),
+            metadata=cs[0].metadata,
+        )
+        out.append((doc, cs))
+    return out
+
+
+def drop_schema(url: str, schema: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
 @pytest.fixture(scope="session")
 def pg_url() -> str:
+    """The URL of a PostgreSQL server with pgvector (skips without one; fails instead when CI is set)."""
     try:
         import psycopg
     except ImportError as exc:
@@ -72,29 +101,9 @@ def make_store(pg_url: str) -> Iterator[Callable[..., Any]]:
         store.close()
 
 
-class MemoEmbedder:
-    """The real default embedder, remembering what it embedded (queries are searched many times)."""
-
-    def __init__(self) -> None:
-        from evidencedesk.index.embedders import default_embedder
-
-        self.inner = default_embedder()
-        self.name, self.dim = self.inner.name, self.inner.dim
-        self.seen: dict[str, np.ndarray] = {}
-
-    def embed(self, texts: list[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
-        todo = [t for t in dict.fromkeys(texts) if t not in self.seen]
-        if todo:
-            self.seen.update(zip(todo, self.inner.embed(todo, batch_size=batch_size), strict=True))
-        return np.array([self.seen[t] for t in texts], dtype=np.float32).reshape(len(texts), self.dim)
-
-
 @pytest.fixture(scope="session")
 def memo_embedder() -> MemoEmbedder:
     return MemoEmbedder()
-
-
-KESTREL_DOCS = Path(__file__).resolve().parents[2] / "examples" / "kestrel" / "docs"
 
 
 @pytest.fixture(scope="session")
@@ -105,8 +114,8 @@ def kestrel(pg_url: str, memo_embedder: MemoEmbedder, tmp_path_factory: pytest.T
     from evidencedesk.chunking.config import ChunkingConfig
     from evidencedesk.store import Store
 
-    if not KESTREL_DOCS.is_dir() or not any(KESTREL_DOCS.iterdir()):
-        pytest.skip("the example corpus examples/kestrel/docs is missing")
+    if not kestrel_available():
+        pytest.skip(f"the example corpus {KESTREL_DOCS} is missing")
     root = tmp_path_factory.mktemp("kestrel")
     cache = root / "embeddings.sqlite"
     embedded = Store(root / "store")

@@ -1,0 +1,107 @@
+"""One error hierarchy: every error evidencedesk raises on purpose is an ``EvidencedeskError``.
+
+```
+EvidencedeskError
+├── ConfigError        a settings file or value that cannot be used (also a ValueError)
+├── StoreError         a store that cannot be opened or written
+│   └── PgStoreError   ... because of the PostgreSQL server or schema
+├── IngestError        one file that could not become a Document
+├── LabelError         a labels file with bad lines (also a ValueError)
+├── SnapshotError      a snapshot that is missing, of another format or out of date (also a ValueError)
+├── GenerationError    a language model that could not be reached or gave no usable reply (also a RuntimeError)
+└── RequestRefused     a request the service turns down, with its HTTP status
+    ├── AccessError    a key that is wrong or does not allow the request (401, 403)
+    └── PathRefused    a server-side path a request may not use (400, 403, 404)
+```
+
+Catch ``EvidencedeskError`` to handle everything the toolkit reports; the classes that were plain
+``ValueError`` or ``RuntimeError`` before stay subclasses of them, so older handlers keep working.
+This module imports nothing from the package, so every layer can raise these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+class EvidencedeskError(Exception):
+    """The base of every error evidencedesk raises on purpose."""
+
+
+class ConfigError(EvidencedeskError, ValueError):
+    """A configuration file or value that cannot be used; the message names the file and key."""
+
+
+class StoreError(EvidencedeskError):
+    """The store cannot be opened or written (not a folder, a newer schema, locked by another run)."""
+
+
+class PgStoreError(StoreError):
+    """The PostgreSQL store cannot be opened (server unreachable, no pgvector, a newer schema)."""
+
+
+class IngestError(EvidencedeskError):
+    """A file that failed to parse. ``path`` is the file (relative to the ingested folder), ``reason`` says why."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        if not reason:
+            raise ValueError("IngestError reason: must not be empty")
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[type[IngestError], tuple[str, str]]:
+        return IngestError, (self.path, self.reason)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "reason": self.reason}
+
+
+class LabelError(EvidencedeskError, ValueError):
+    """A labels file has bad lines; ``issues`` lists every one of them (each prints as ``path:line: field: why``)."""
+
+    def __init__(self, issues: Sequence[Any]) -> None:
+        self.issues = list(issues)
+        lines = "\n".join(f"  {i}" for i in self.issues)
+        super().__init__(f"{len(self.issues)} problem(s) in labels file:\n{lines}")
+
+
+class SnapshotError(EvidencedeskError, ValueError):
+    """A snapshot that is missing, from another format, or out of date; the message names the folder."""
+
+
+class GenerationError(EvidencedeskError, RuntimeError):
+    """A language model could not be reached or gave no usable reply."""
+
+
+class RequestRefused(EvidencedeskError):
+    """A request the service turns down: ``status`` is the HTTP status, ``message`` says why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class AccessError(RequestRefused):
+    """A request the caller may not make: ``status`` is 401 (no or wrong key) or 403 (not allowed)."""
+
+
+class PathRefused(RequestRefused):
+    """A path a request may not use: ``status`` is 400 (malformed), 403 (outside the root) or 404."""
+
+
+__all__ = [
+    "AccessError",
+    "ConfigError",
+    "EvidencedeskError",
+    "GenerationError",
+    "IngestError",
+    "LabelError",
+    "PathRefused",
+    "PgStoreError",
+    "RequestRefused",
+    "SnapshotError",
+    "StoreError",
+]

@@ -1,0 +1,259 @@
+"""StoreBase: the storage contract written once, over a few backend primitives.
+
+A backend supplies how to run a query (``_rows``), its parameter mark, how a row becomes a
+Document, Chunk or JSON value, how an ingest transaction is opened (``_ingest``), and the two
+statements that differ between SQL dialects (saving a trace, inserting an evaluation run).
+Everything else (ingest and sync, reading documents and chunks, builds, traces and evaluation
+runs) is the same code for every backend, so the backends cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from pathlib import Path
+from types import TracebackType
+from typing import Any, ClassVar, Self
+
+from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.documents import Chunk, Document
+from evidencedesk.errors import IngestError
+from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
+from evidencedesk.store.contract import Chunker, Progress
+from evidencedesk.store.ingest_plan import DocumentWriter, IngestRun, now, read_folder
+from evidencedesk.store.records import Build, IngestReport
+
+IN_BATCH = 500  # ids per ``IN (...)`` list (SQLite's bound-parameter limit is 999)
+
+
+def plain_json(data: dict[str, Any]) -> Any:
+    """A JSON-safe copy of ``data``: dates and other objects become strings, on every backend alike."""
+    return json.loads(json.dumps(data, ensure_ascii=False, default=str))
+
+
+class StoreBase(ABC):
+    """The shared part of every store; subclasses fill in the primitives below."""
+
+    MARK: ClassVar[str]
+    """The parameter placeholder of the backend's driver (``?`` or ``%s``)."""
+    CHUNK_SELECT: ClassVar[str]
+    """``SELECT`` of chunk rows (with ``n``) joined with their document's title and path, aliased ``c``."""
+    TRACE_ORDER: ClassVar[str]
+    """``ORDER BY`` terms for traces, newest first."""
+
+    _chunker: Chunker
+
+    # -- primitives -----------------------------------------------------------------------------
+    @abstractmethod
+    def _rows(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Run ``query`` and return its rows, each readable by column name."""
+
+    @abstractmethod
+    def _document_from(self, row: Any) -> Document: ...
+
+    @abstractmethod
+    def _chunk_from(self, row: Any) -> Chunk: ...
+
+    @abstractmethod
+    def _json_from(self, value: Any) -> Any:
+        """A JSON column's value as Python data."""
+
+    @abstractmethod
+    def _ingest(self, work: Callable[[DocumentWriter], IngestReport]) -> IngestReport:
+        """Run ``work`` with this backend's writer inside one write transaction; commit what it returns."""
+
+    @abstractmethod
+    def _put_trace(self, trace_id: str, created_at: str, data: Any) -> None:
+        """Insert or replace the trace ``trace_id`` (``data`` is JSON-safe)."""
+
+    @abstractmethod
+    def _put_eval_run(self, created_at: str, build_id: int | None, data: Any) -> int:
+        """Insert an evaluation run (``data`` is JSON-safe) and return its id."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- ingest ---------------------------------------------------------------------------------
+    def ingest(
+        self,
+        folder: Path,
+        config: ChunkingConfig,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        progress: Progress | None = None,
+        remove_missing: bool = True,
+    ) -> IngestReport:
+        """Parse every supported file under ``folder``, chunk what changed, and record a build.
+
+        Raises NotADirectoryError when ``folder`` is not a folder; a file that fails is reported, never raised.
+        """
+        listing = read_folder(Path(folder), max_bytes)
+
+        def work(writer: DocumentWriter) -> IngestReport:
+            run = IngestRun(writer, config, self._chunker)
+            run.feed(listing.items, listing.total, progress)
+            return run.finish(remove_missing=remove_missing, skipped=listing.skipped)
+
+        return self._ingest(work)
+
+    def sync(
+        self,
+        documents: Iterable[Document],
+        config: ChunkingConfig,
+        *,
+        failures: Iterable[IngestError] = (),
+        remove_missing: bool = True,
+    ) -> IngestReport:
+        """Store already parsed documents (e.g. a BEIR corpus) the way ingest stores a folder's files."""
+        total = len(documents) if isinstance(documents, Sized) else 0
+
+        def work(writer: DocumentWriter) -> IngestReport:
+            run = IngestRun(writer, config, self._chunker)
+            run.feed(documents, total)
+            run.feed(failures)
+            return run.finish(remove_missing=remove_missing)
+
+        return self._ingest(work)
+
+    # -- documents and chunks -------------------------------------------------------------------
+    def documents(self) -> list[Document]:
+        return [self._document_from(r) for r in self._rows("SELECT * FROM documents ORDER BY id")]
+
+    def document(self, doc_id: str) -> Document | None:
+        rows = self._rows(f"SELECT * FROM documents WHERE id = {self.MARK}", (doc_id,))
+        return self._document_from(rows[0]) if rows else None
+
+    def chunks(self, doc_id: str | None = None) -> list[Chunk]:
+        """All chunks (or one document's), ordered by document id then position."""
+        if doc_id is None:
+            rows = self._rows(f"{self.CHUNK_SELECT} ORDER BY c.doc_id, c.n")
+        else:
+            rows = self._rows(f"{self.CHUNK_SELECT} WHERE c.doc_id = {self.MARK} ORDER BY c.n", (doc_id,))
+        return [self._chunk_from(r) for r in rows]
+
+    def iter_chunks(self, batch: int = 5000) -> Iterator[list[Chunk]]:
+        """Every chunk in ``chunks()`` order, ``batch`` at a time (for indexes too large to list at once)."""
+        if batch < 1:
+            raise ValueError(f"batch: must be at least 1, got {batch}")
+        m = self.MARK
+        last: tuple[str, int] | None = None
+        while True:  # keyset pages: no lock or cursor is held between batches
+            if last is None:
+                rows = self._rows(f"{self.CHUNK_SELECT} ORDER BY c.doc_id, c.n LIMIT {m}", (batch,))
+            else:
+                where = f"WHERE (c.doc_id, c.n) > ({m}, {m})"
+                rows = self._rows(f"{self.CHUNK_SELECT} {where} ORDER BY c.doc_id, c.n LIMIT {m}", (*last, batch))
+            if not rows:
+                return
+            last = (rows[-1]["doc_id"], rows[-1]["n"])
+            yield [self._chunk_from(r) for r in rows]
+
+    def chunk(self, chunk_id: str) -> Chunk | None:
+        rows = self._rows(f"{self.CHUNK_SELECT} WHERE c.id = {self.MARK}", (chunk_id,))
+        return self._chunk_from(rows[0]) if rows else None
+
+    def chunks_by_id(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks with these ids, in the order asked (ids not stored are left out)."""
+        found: dict[str, Chunk] = {}
+        ids = list(dict.fromkeys(chunk_ids))
+        for start in range(0, len(ids), IN_BATCH):
+            part = ids[start : start + IN_BATCH]
+            marks = ",".join([self.MARK] * len(part))
+            for r in self._rows(f"{self.CHUNK_SELECT} WHERE c.id IN ({marks})", part):
+                chunk = self._chunk_from(r)
+                found[chunk.id] = chunk
+        return [found[i] for i in chunk_ids if i in found]
+
+    def chunk_ids(self) -> list[str]:
+        """Every chunk id, in ``chunks()`` order."""
+        return [r["id"] for r in self._rows("SELECT id FROM chunks ORDER BY doc_id, n")]
+
+    def chunk_count(self) -> int:
+        return int(self._rows("SELECT count(*) AS n FROM chunks")[0]["n"])
+
+    def chunk_counts(self) -> dict[str, int]:
+        """Number of chunks per document id (documents without chunks are absent)."""
+        rows = self._rows("SELECT doc_id, count(*) AS n FROM chunks GROUP BY doc_id")
+        return {r["doc_id"]: int(r["n"]) for r in rows}
+
+    # -- builds ---------------------------------------------------------------------------------
+    def _build(self, row: Any) -> Build:
+        return Build(
+            id=int(row["id"]),
+            created_at=row["created_at"],
+            chunking=self._json_from(row["chunking"]),
+            chunking_hash=row["chunking_hash"],
+            n_documents=int(row["n_documents"]),
+            n_chunks=int(row["n_chunks"]),
+            report=self._json_from(row["report"]),
+        )
+
+    def builds(self) -> list[Build]:
+        """Every recorded build, oldest first."""
+        return [self._build(r) for r in self._rows("SELECT * FROM builds ORDER BY id")]
+
+    def latest_build(self) -> Build | None:
+        rows = self._rows("SELECT * FROM builds ORDER BY id DESC LIMIT 1")
+        return self._build(rows[0]) if rows else None
+
+    def latest_build_id(self) -> int | None:
+        """The latest build's id without reading its report (a search checks it on every call)."""
+        rows = self._rows("SELECT MAX(id) AS id FROM builds")
+        return None if not rows or rows[0]["id"] is None else int(rows[0]["id"])
+
+    # -- traces ---------------------------------------------------------------------------------
+    def save_trace(self, trace_id: str, data: dict[str, Any]) -> None:
+        """Save (or replace) a trace under ``trace_id``."""
+        if not trace_id:
+            raise ValueError("trace_id: must not be empty")
+        self._put_trace(trace_id, now(), plain_json(data))
+
+    def load_trace(self, trace_id: str) -> dict[str, Any] | None:
+        rows = self._rows(f"SELECT data FROM traces WHERE id = {self.MARK}", (trace_id,))
+        return dict(self._json_from(rows[0]["data"])) if rows else None
+
+    def traces(self, limit: int = 50) -> list[dict[str, Any]]:
+        """The ``limit`` most recently saved traces, newest first."""
+        if limit < 1:
+            raise ValueError(f"limit: must be at least 1, got {limit}")
+        rows = self._rows(f"SELECT data FROM traces ORDER BY {self.TRACE_ORDER} LIMIT {self.MARK}", (limit,))
+        return [dict(self._json_from(r["data"])) for r in rows]
+
+    # -- evaluation runs ------------------------------------------------------------------------
+    def save_eval_run(self, data: dict[str, Any]) -> int:
+        """Save an evaluation run and return its id; ``build_id`` is taken from ``data`` or the latest build."""
+        build_id = data.get("build_id")
+        if build_id is None:
+            latest = self.latest_build()
+            build_id = latest.id if latest else None
+        return self._put_eval_run(now(), build_id, plain_json(data))
+
+    def _eval_run(self, row: Any) -> dict[str, Any]:
+        return {
+            **self._json_from(row["data"]),
+            "id": int(row["id"]),
+            "created_at": row["created_at"],
+            "build_id": row["build_id"],
+        }
+
+    def load_eval_run(self, run_id: int) -> dict[str, Any] | None:
+        """The saved data with ``id``, ``created_at`` and ``build_id`` added."""
+        rows = self._rows(f"SELECT * FROM eval_runs WHERE id = {self.MARK}", (run_id,))
+        return self._eval_run(rows[0]) if rows else None
+
+    def eval_runs(self) -> list[dict[str, Any]]:
+        """Every evaluation run, oldest first, each as load_eval_run returns it."""
+        return [self._eval_run(r) for r in self._rows("SELECT * FROM eval_runs ORDER BY id")]
+
+
+__all__ = ["IN_BATCH", "StoreBase", "plain_json"]

@@ -1,0 +1,157 @@
+"""The storage contract: what every store offers (``StoreProtocol``) and what only some can do.
+
+Both backends implement ``StoreProtocol``: the embedded ``Store`` (SQLite in a folder) and
+``PgStore`` (PostgreSQL with pgvector). The core is typed against these protocols, never against
+a backend class, so a third backend needs only to implement them.
+
+Optional capabilities are small separate protocols, checked with ``isinstance`` where the core
+must choose a path:
+
+- ``SearchesInside``: the store ranks chunks itself (BM25 and dense inside PostgreSQL), so no
+  chunk is loaded into memory to search;
+- ``HoldsVectors``: the store keeps one embedding per chunk and can be asked to complete them;
+- ``HoldsSnapshots``: the store lives in a folder where a memory-mapped snapshot of its indexes
+  can be written and reopened (see ``retrieval.snapshot``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
+
+from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.documents import Chunk, Document
+from evidencedesk.errors import IngestError
+from evidencedesk.store.records import Build, IngestReport
+
+if TYPE_CHECKING:
+    from evidencedesk.index.embedders import Embedder
+    from evidencedesk.retrieval.candidates import Searcher
+
+Chunker = Callable[[Document, ChunkingConfig], list[Chunk]]
+"""Turns one document into its chunks under a chunking config (``chunking.chunk_document``)."""
+Progress = Callable[[int, int, str], None]
+"""Called after each file of an ingest with ``(done, total, path)``."""
+
+
+class StoreProtocol(Protocol):
+    """A system of record: documents, their chunks, one build per ingest run, traces and evaluation runs.
+
+    Writes are all-or-nothing: an ingest that fails part way leaves the previous build readable.
+    Chunk listings are ordered by document id, then position in the document.
+    """
+
+    # -- lifecycle
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+    # -- ingest
+    def ingest(
+        self,
+        folder: Path,
+        config: ChunkingConfig,
+        *,
+        max_bytes: int = ...,
+        progress: Progress | None = None,
+        remove_missing: bool = True,
+    ) -> IngestReport:
+        """Parse every supported file under ``folder``, store what changed, and record a build."""
+        ...
+
+    def sync(
+        self,
+        documents: Iterable[Document],
+        config: ChunkingConfig,
+        *,
+        failures: Iterable[IngestError] = (),
+        remove_missing: bool = True,
+    ) -> IngestReport:
+        """Store already parsed documents the way ``ingest`` stores a folder's files."""
+        ...
+
+    # -- documents and chunks
+    def documents(self) -> list[Document]: ...
+
+    def document(self, doc_id: str) -> Document | None: ...
+
+    def chunks(self, doc_id: str | None = None) -> list[Chunk]: ...
+
+    def iter_chunks(self, batch: int = 5000) -> Iterator[list[Chunk]]:
+        """Every chunk in ``chunks()`` order, ``batch`` at a time."""
+        ...
+
+    def chunk(self, chunk_id: str) -> Chunk | None: ...
+
+    def chunks_by_id(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks with these ids, in the order asked (ids not stored are left out)."""
+        ...
+
+    def chunk_ids(self) -> list[str]: ...
+
+    def chunk_count(self) -> int: ...
+
+    def chunk_counts(self) -> dict[str, int]: ...
+
+    # -- builds
+    def builds(self) -> list[Build]: ...
+
+    def latest_build(self) -> Build | None: ...
+
+    # -- traces and evaluation runs
+    def save_trace(self, trace_id: str, data: dict[str, Any]) -> None: ...
+
+    def load_trace(self, trace_id: str) -> dict[str, Any] | None: ...
+
+    def traces(self, limit: int = 50) -> list[dict[str, Any]]: ...
+
+    def save_eval_run(self, data: dict[str, Any]) -> int: ...
+
+    def load_eval_run(self, run_id: int) -> dict[str, Any] | None: ...
+
+    def eval_runs(self) -> list[dict[str, Any]]: ...
+
+
+@runtime_checkable
+class SearchesInside(Protocol):
+    """A store that searches its own chunks (``bm25`` and ``dense`` run inside the database)."""
+
+    def searcher(self, method: str, **params: Any) -> Searcher:
+        """A searcher of ``method`` (bm25, dense, tfidf, lsa, hybrid) over this store."""
+        ...
+
+
+@runtime_checkable
+class HoldsVectors(Protocol):
+    """A store that keeps one embedding per chunk, from one model at a time."""
+
+    def ensure_vectors(self, embedder: Embedder, cache_path: str | Path | None = None, batch_size: int = 32) -> int:
+        """Embed every chunk that has no vector of ``embedder``'s model; returns how many were embedded."""
+        ...
+
+    def vector_model(self) -> dict[str, Any] | None:
+        """``{"model", "dim"}`` of the vectors held, or None."""
+        ...
+
+
+@runtime_checkable
+class HoldsSnapshots(Protocol):
+    """A store in a folder, beside which a snapshot of its indexes is written and reopened."""
+
+    @property
+    def snapshot_dir(self) -> Path:
+        """Where this store's snapshot lives (it may not exist yet)."""
+        ...
+
+
+class SnapshotStore(StoreProtocol, HoldsSnapshots, Protocol):
+    """A store that can hold a snapshot: what writing and checking one needs."""
+
+
+__all__ = ["Chunker", "HoldsSnapshots", "HoldsVectors", "Progress", "SearchesInside", "SnapshotStore", "StoreProtocol"]

@@ -1,0 +1,280 @@
+"""Settings to objects: the one place that reads ``Settings`` and builds the pipeline's parts.
+
+Every front end gets its searchers, reranker, diversity step, generator, rewriter and context
+options from here (through ``Desk``), so a key of ``evidencedesk.yaml`` means the same thing in
+the CLI, the Python API and the HTTP service. The stages below (``retrieval``, ``answer``) take
+plain parameters and never read the settings model.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evidencedesk.answer.generators.base import Generator
+from evidencedesk.config import ConfigError, Settings
+from evidencedesk.retrieval.candidates import Candidate, Searcher
+from evidencedesk.retrieval.rerank.base import Reranker
+
+EMBEDDINGS_FILE = "embeddings.sqlite"  # the embedding cache kept beside an embedded store
+
+Diversify = Callable[[list[Candidate], int], list[Candidate]]
+
+
+# -- searchers -------------------------------------------------------------------------------------
+def leg_params(settings: Settings, method: str, cache_path: Path) -> dict[str, Any]:
+    """Searcher parameters for one ``method`` from the settings' leg of that method (defaults when
+    no leg names it); dense embeddings are cached at ``cache_path``."""
+    leg = next((x for x in settings.retrieval.legs if x.method == method), None)
+    if method == "dense":
+        params: dict[str, Any] = {"cache_path": cache_path}
+        if leg is not None:
+            params["contextual"] = leg.contextual
+            if leg.model != "minilm":
+                params["embedder"] = leg.model
+        return params
+    if method in ("bm25", "tfidf", "lsa") and leg is not None:
+        if method == "bm25":
+            return {"k1": leg.k1, "b": leg.b, "stem": leg.stem, "stopwords": leg.stopwords, "language": leg.language}
+        # TF-IDF and LSA keep their own word pattern unless the leg asks for stemming or stopwords
+        tokens = (
+            {"stem": leg.stem, "stopwords": leg.stopwords, "language": leg.language}
+            if leg.stem or leg.stopwords
+            else {}
+        )
+        if method == "lsa":
+            return {"rank": leg.rank, **tokens}
+        return tokens
+    return {}
+
+
+def hybrid_legs(settings: Settings) -> tuple[str, ...]:
+    """A hybrid's legs: the configured legs when there are several, else bm25 and dense."""
+    legs = settings.retrieval.legs
+    return tuple(leg.method for leg in legs) if len(legs) > 1 else ("bm25", "dense")
+
+
+def fusion_params(settings: Settings, names: Sequence[str]) -> dict[str, Any]:
+    """A hybrid's fusion settings: method, RRF constant, weights, and the depth each leg ranks to
+    (its own ``depth``; legs the settings do not list rank as deep as the deepest listed one)."""
+    r = settings.retrieval
+    depths = [leg.depth for leg in r.legs if leg.method in names]
+    return {
+        "fusion": r.fusion.method,
+        "rrf_k": r.fusion.k,
+        "weights": r.fusion.weights,
+        "depth": max(depths or [leg.depth for leg in r.legs]),
+        "depths": {leg.method: leg.depth for leg in r.legs if leg.method in names},
+    }
+
+
+def searcher_params(
+    settings: Settings, method: str, cache_path: Path, legs: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """``make_searcher`` parameters for ``method`` as the settings describe it; ``legs`` replaces a
+    hybrid's configured legs."""
+    if method != "hybrid":
+        return leg_params(settings, method, cache_path)
+    names = list(legs) if legs else list(hybrid_legs(settings))
+    return {
+        "legs": names,
+        "leg_params": {m: leg_params(settings, m, cache_path) for m in names},
+        **fusion_params(settings, names),
+    }
+
+
+def pg_searcher_params(
+    settings: Settings, method: str, cache_path: Path, legs: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """``pg_searcher`` parameters: as ``searcher_params``, less the BM25 settings (a PostgreSQL store
+    holds its BM25 weights; ``pg_store_options`` opens it with the configured ones)."""
+
+    def one(name: str) -> dict[str, Any]:
+        params = leg_params(settings, name, cache_path)
+        if name == "bm25":
+            return {}
+        if name == "dense":
+            params.pop("contextual", None)
+        return params
+
+    if method != "hybrid":
+        return one(method)
+    names = list(legs) if legs else list(hybrid_legs(settings))
+    return {"legs": names, "leg_params": {m: one(m) for m in names}, **fusion_params(settings, names)}
+
+
+def bm25_settings(settings: Settings) -> dict[str, Any]:
+    """The BM25 leg's ``tokenizer``, ``k1`` and ``b`` (the defaults when no leg is BM25)."""
+    from evidencedesk.config import LegSettings
+    from evidencedesk.text.tokenizer import Tokenizer
+
+    leg = next((x for x in settings.retrieval.legs if x.method == "bm25"), LegSettings(method="bm25"))
+    tokenizer = Tokenizer(stem=leg.stem, stopwords=leg.stopwords, language=leg.language)
+    return {"tokenizer": tokenizer, "k1": leg.k1, "b": leg.b}
+
+
+def dense_model(settings: Settings) -> str:
+    leg = next((x for x in settings.retrieval.legs if x.method == "dense"), None)
+    return leg.model if leg is not None else "minilm"
+
+
+def dense_embedder(settings: Settings) -> Any:
+    """The embedder the dense leg names (the bundled MiniLM by default)."""
+    from evidencedesk.index.embedders import default_embedder, embedder_from_name
+
+    model = dense_model(settings)
+    return embedder_from_name(model) if model != "minilm" else default_embedder()
+
+
+# -- generator -------------------------------------------------------------------------------------
+def generator_params(settings: Settings, name: str) -> dict[str, Any]:
+    """The constructor parameters of generator ``name`` from ``generator.*``."""
+    gen = settings.generator
+    if name == "openai":
+        params: dict[str, Any] = {"base_url": gen.base_url, "model": gen.model, "max_tokens": gen.max_tokens}
+        key = os.environ.get(gen.api_key_env, "").strip()
+        if key:
+            params["api_key"] = key
+    elif name == "llama-cpp":
+        params = {"model_path": gen.model, "max_tokens": gen.max_tokens}
+    else:
+        params = {}
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def build_generator(settings: Settings, name: str | None = None) -> Generator:
+    """The generator ``name`` (default ``generator.name``) built with the configured model settings.
+
+    An unknown name raises ``ConfigError``; a generator whose library or model is missing raises
+    ImportError, FileNotFoundError or RuntimeError from its constructor.
+    """
+    from evidencedesk.answer.generators import get_generator
+
+    chosen = name or settings.generator.name
+    try:
+        return get_generator(chosen, **generator_params(settings, chosen))
+    except ValueError as exc:
+        raise ConfigError(f"generator.name: {exc}") from None
+
+
+# -- reranker and diversity ------------------------------------------------------------------------
+def rerank_spec(settings: Settings) -> str:
+    """The configured reranker in its short form: none, overlap, llm or cross-encoder:MODEL."""
+    rerank = settings.retrieval.rerank
+    if rerank.method == "cross-encoder":
+        if not rerank.model:
+            raise ConfigError("retrieval.rerank.model: the cross-encoder reranker needs a model (name or path)")
+        return f"cross-encoder:{rerank.model}"
+    return rerank.method
+
+
+def build_reranker(spec: str | None, generator: Callable[[], Generator]) -> Reranker | None:
+    """A reranker from its short form; ``llm`` asks the answer generator (``generator()``) to judge
+    each candidate. ``none`` (or None) means no second stage."""
+    if spec is not None and spec.strip().lower() == "llm":
+        from evidencedesk.retrieval.rerank.llm import LLMReranker
+
+        return LLMReranker(generator())
+    from evidencedesk.retrieval.rerank import get_reranker
+
+    try:
+        return get_reranker(spec)
+    except ValueError as exc:
+        raise ConfigError(f"retrieval.rerank.method: {exc}") from None
+
+
+def build_diversity(settings: Settings) -> Diversify | None:
+    """``retrieval.diversity``: maximal marginal relevance over the candidate pool, or None."""
+    div = settings.retrieval.diversity
+    if div.method != "mmr":
+        return None
+    from evidencedesk.retrieval.mmr import mmr
+
+    lambda_ = div.lambda_
+
+    def diversify(candidates: list[Candidate], k: int) -> list[Candidate]:
+        return mmr(candidates, k, lambda_)
+
+    return diversify
+
+
+# -- rewriting and context -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RewriteOptions:
+    """Which query rewriting steps a request asks for."""
+
+    normalise: bool = False
+    decompose: bool = False
+    paraphrases: tuple[str, ...] = ()
+    hyde: bool = False
+
+    def __bool__(self) -> bool:
+        return self.normalise or self.decompose or bool(self.paraphrases) or self.hyde
+
+
+def build_rewriter(options: RewriteOptions | None, generator: Callable[[], Generator]) -> Any:
+    """A ``Rewriter`` for the steps asked for (HyDE asks the answer generator), or None."""
+    if not options:
+        return None
+    from evidencedesk.retrieval.rewrite import Rewriter
+
+    assert options is not None
+    return Rewriter(
+        normalise=options.normalise,
+        decompose=options.decompose,
+        paraphrases=list(options.paraphrases) or None,
+        hyde=generator() if options.hyde else None,
+    )
+
+
+def context_options(settings: Settings) -> dict[str, Any]:
+    """``assemble``'s keyword arguments from ``context.*``."""
+    ctx = settings.context
+    return {
+        "budget_tokens": ctx.budget_tokens,
+        "floor": ctx.floor,
+        "dedup_threshold": ctx.dedup_threshold,
+        "order": ctx.order,
+    }
+
+
+# -- what a searcher is, for traces ----------------------------------------------------------------
+def searcher_label(searcher: Searcher) -> str:
+    """Where a searcher ranks: ``pg-bm25`` (inside PostgreSQL), ``snapshot-bm25`` (a memory-mapped
+    snapshot), ``memory-bm25`` (an index built in memory); a hybrid lists its legs."""
+    inner = getattr(searcher, "searcher", searcher)
+    legs = getattr(inner, "legs", None)
+    if legs:
+        return f"hybrid({'+'.join(searcher_label(s) for s, _ in legs)})"
+    module = type(inner).__module__
+    if module.startswith("evidencedesk.backends.postgres"):
+        where = "pg"
+    elif module == "evidencedesk.retrieval.snapshot":
+        where = "snapshot"
+    else:
+        where = "memory"
+    method = getattr(inner, "method", None) if where == "snapshot" else None
+    return f"{where}-{method or inner.name}"
+
+
+__all__ = [
+    "EMBEDDINGS_FILE",
+    "RewriteOptions",
+    "bm25_settings",
+    "build_diversity",
+    "build_generator",
+    "build_reranker",
+    "build_rewriter",
+    "context_options",
+    "dense_embedder",
+    "generator_params",
+    "hybrid_legs",
+    "leg_params",
+    "pg_searcher_params",
+    "rerank_spec",
+    "searcher_label",
+    "searcher_params",
+]

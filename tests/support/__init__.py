@@ -1,0 +1,1 @@
+"""What many tests share: example-corpus paths, chunk and document builders, stores and embedders."""
