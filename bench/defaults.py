@@ -299,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
     wanted = args.sets.split(",")
     if args.rows is not None:
         saved = json.loads(args.rows.read_text(encoding="utf-8"))
-        rows, where, stamp_note = saved["rows"], saved["machine"], f"; measured {saved['date']}"
+        measured_by = f" by `{saved['command']}`" if saved.get("command") else ""
+        rows, where, stamp_note = saved["rows"], saved["machine"], f"; rows measured {saved['date']}{measured_by}"
         return write(rows, where, stamp_note, args, argv, started)
     with tempfile.TemporaryDirectory() as tmp:
         benches: list[Bench] = []
@@ -315,7 +316,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = measure(benches, sci_dense or benches[0], args.cache, lengths, args.e5)
     if args.save_rows is not None:
         stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-        args.save_rows.write_text(json.dumps({"rows": rows, "machine": where, "date": stamp}, indent=1), "utf-8")
+        command = "python bench/defaults.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        saved = {"rows": rows, "machine": where, "date": stamp, "command": command}
+        args.save_rows.write_text(json.dumps(saved, indent=1), "utf-8")
     return write(rows, where, "", args, argv, started)
 
 
@@ -329,7 +332,10 @@ def write(rows: list[dict[str, Any]], where: str, note: str, args: argparse.Name
         section = (
             f"{SECTION} (bench/defaults.py)\n\n- command: `{command.strip()}`\n- date: {stamp}{note}; machine: {where} "
             f"(shared with other work); wall time {(time.perf_counter() - started) / 60:.1f} min\n"
-            "- the default of each setting is in bold; SciFact's test split is never used here.\n\n"
+            "- the default of each setting is in bold; SciFact's test split is never used here.\n"
+            "- not measured here: MiniLM sequence lengths other than 256 (`--lengths 128,256,512` re-embeds each "
+            "set per length), and multilingual-e5-small on SciFact and squad2-dev (`--e5` runs it on the example "
+            "corpus only).\n\n"
             f"{markdown}\n"
         )
         old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
