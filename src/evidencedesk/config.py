@@ -44,8 +44,9 @@ class LegSettings(_Strict):
     depth: int = Field(50, ge=1, le=10_000)
     k1: float = Field(1.5, gt=0)
     b: float = Field(0.75, ge=0, le=1)
-    # Snowball stemming and stopword removal in each chunk's own language: measured best on SciFact's
-    # training split, squad2-dev and the example corpus (bench/defaults.py, bench/RESULTS.md)
+    # BM25: Snowball stemming and stopword removal in each chunk's own language, measured best on SciFact's
+    # training split, squad2-dev and the example corpus (bench/defaults.py, bench/RESULTS.md). TF-IDF and
+    # LSA legs use them only when the leg sets stem or stopwords itself.
     stem: bool = True
     stopwords: str | None = "auto"  # "auto" (each chunk's language), "english" or null (keep every word)
     language: str = "auto"  # stemmer: "auto" (each chunk's language) or a Snowball language name

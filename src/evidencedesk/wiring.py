@@ -39,10 +39,12 @@ def leg_params(settings: Settings, method: str, cache_path: Path) -> dict[str, A
     if method in ("bm25", "tfidf", "lsa") and leg is not None:
         if method == "bm25":
             return {"k1": leg.k1, "b": leg.b, "stem": leg.stem, "stopwords": leg.stopwords, "language": leg.language}
-        # TF-IDF and LSA keep their own word pattern unless the leg asks for stemming or stopwords
+        # TF-IDF and LSA keep their own word pattern unless the leg itself asks for stemming or stopwords
+        # (the stem and stopwords defaults are BM25's)
+        asked = {"stem", "stopwords"} & leg.model_fields_set
         tokens = (
             {"stem": leg.stem, "stopwords": leg.stopwords, "language": leg.language}
-            if leg.stem or leg.stopwords
+            if asked and (leg.stem or leg.stopwords)
             else {}
         )
         if method == "lsa":

@@ -96,10 +96,21 @@ class PgBM25Searcher:
         self.margin = margin
         self.index_fraction = index_fraction
         self.last_path = ""  # which plan answered the last search: "index" or "scan"
+        self._lang_list: list[str] | None = None
 
     @property
     def tokenizer(self) -> Tokenizer:
         return self.store.encoder.tokenizer
+
+    def _langs(self) -> list[str]:
+        """The stored chunks' languages, read once per searcher (a per-language tokenizer needs them)."""
+        if not self.tokenizer.per_language:
+            return ["en"]
+        if self._lang_list is None:
+            with self.store.pool.connection() as conn:
+                rows = conn.execute("SELECT DISTINCT lang FROM chunks ORDER BY lang").fetchall()
+            self._lang_list = [r[0] if isinstance(r, tuple) else r["lang"] for r in rows] or ["en"]
+        return self._lang_list
 
     @property
     def k1(self) -> float:
@@ -117,7 +128,7 @@ class PgBM25Searcher:
     def search(self, query: str, k: int = 10, scope: Scope | None = None) -> list[Candidate]:
         k = check_k(k)
         encoder = self.store.encoder
-        words = encoder.query_terms(_check_query(query))
+        words = encoder.query_terms(_check_query(query), self._langs())
         if not words:
             return []
         with self.store.pool.connection() as conn, conn.transaction():

@@ -110,7 +110,7 @@ class Writer:
 
     def add_terms(self, chunks: Sequence[Chunk]) -> None:
         """The BM25 rows of ``chunks`` (weights left NULL until ``encode``)."""
-        counts = [self.encoder.counts(c.text) for c in chunks]
+        counts = [self.encoder.counts(c.text, c.metadata.lang) for c in chunks]
         ids = self.vocab.lookup({t for tc in counts for t in tc.tf})
         rows = []
         for c, tc in zip(chunks, counts, strict=True):
