@@ -8,10 +8,11 @@ FULL := $(VENV)/.installed-full
 .PHONY: install install-full demo test lint typecheck bench bench-1m docs clean
 
 # Checked with `mypy --strict`: the public API, the shared records and errors, the storage contract
-# with both stores, the text package and the wiring beside the core, and the contract tests.
+# with both stores, the text package, the core (Desk) and its wiring, and the contract tests.
 STRICT := src/evidencedesk/__init__.py src/evidencedesk/errors.py src/evidencedesk/documents.py \
 	src/evidencedesk/trace.py src/evidencedesk/store src/evidencedesk/backends/postgres/store.py \
 	src/evidencedesk/backends/postgres/ingest.py src/evidencedesk/text src/evidencedesk/wiring_snapshot.py \
+	src/evidencedesk/desk.py src/evidencedesk/wiring.py \
 	tests/support/contract.py tests/store/test_store_contract.py tests/backends/test_pg_contract.py
 
 # Core + dev tools: enough for the demo and most tests.

@@ -126,7 +126,7 @@ def snapshot_searcher(
         return one(method)
     r = settings.retrieval
     depth = max([leg.depth for leg in r.legs if leg.method in names] or [leg.depth for leg in r.legs])
-    depths = {leg.method: leg.depth for leg in r.legs if leg.method in names}
+    depths: dict[str, int] = {leg.method: leg.depth for leg in r.legs if leg.method in names}
     return HybridSearcher(
         [(one(n), depths.get(n, depth)) for n in names],
         fusion=r.fusion.method,
