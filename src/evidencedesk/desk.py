@@ -26,6 +26,7 @@ from evidencedesk.answer.generators.base import Generator
 from evidencedesk.config import Settings, load_settings, override
 from evidencedesk.documents import Chunk
 from evidencedesk.errors import ConfigError, StoreError
+from evidencedesk.progress import Callback, Meter
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.store.contract import HoldsSnapshots, HoldsVectors, SearchesInside, StoreProtocol
@@ -260,11 +261,18 @@ class Desk:
         max_bytes: int | None = None,
         progress: Callable[[int, int, str], None] | None = None,
         remove_missing: bool = True,
+        embed: bool = False,
+        embed_progress: Callback | None = None,
         **chunker: Any,
     ) -> Any:
         """Ingest a folder: unchanged files are skipped by hash, changed files re-chunked and (with
         ``remove_missing``) documents whose file is gone removed. ``chunker`` overrides (name=, size=,
-        overlap=, unit=) the configured chunker; files over ``max_bytes`` fail. Returns the report."""
+        overlap=, unit=) the configured chunker; files over ``max_bytes`` fail. Returns the report.
+
+        ``progress(done, total, path)`` follows the files; with ``embed`` the dense embeddings of every
+        chunk are computed now (see :meth:`embed`, followed by ``embed_progress``), so the first dense or
+        hybrid query does not pay for them. The report's ``progress`` holds the files' (and the
+        embedding's) count, seconds and rate."""
         from evidencedesk.config import ChunkerSettings
         from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
 
@@ -279,7 +287,29 @@ class Desk:
             Path(folder), chunking, max_bytes=limit, progress=progress, remove_missing=remove_missing
         )
         self.build_id()
+        if embed:
+            report.progress["embedding"] = self.embed(embed_progress)
         return report
+
+    def embed(self, progress: Callback | None = None) -> dict[str, Any]:
+        """Compute the dense embeddings of every stored chunk into the embedding cache (PostgreSQL: into the
+        store), exactly as the dense leg of a search would; chunks already embedded are not embedded again.
+
+        ``progress(done, total, model)`` follows the chunks embedded now. Returns the embedding's count
+        (chunks embedded now), total (chunks stored), seconds and rate."""
+        from evidencedesk.index.embedding_cache import EmbeddingCache, embed_cached
+        from evidencedesk.retrieval.contextual import index_text
+
+        embedder = dense_embedder(self.settings)
+        meter = Meter(callback=progress)
+        if isinstance(self.store, HoldsVectors):
+            meter.update(self.store.ensure_vectors(embedder, self.path / EMBEDDINGS_FILE))
+            return {**meter.summary(), "total": self.store.chunk_count(), "model": embedder.name}
+        chunks = self.chunks()
+        contextual = bool(leg_params(self.settings, "dense", self.path / EMBEDDINGS_FILE).get("contextual", False))
+        with EmbeddingCache(self.path / EMBEDDINGS_FILE) as cache:
+            embed_cached(embedder, [index_text(c, contextual) for c in chunks], cache, on_progress=meter.update)
+        return {**meter.summary(), "total": len(chunks), "model": embedder.name}
 
     def chunks(self) -> list[Chunk]:
         """Every stored chunk of the latest build. Kept in memory only while in-memory searchers need

@@ -72,18 +72,28 @@ class Metadata:
 
 @dataclass(frozen=True)
 class Section:
-    """A heading and the source lines it spans (1-based, inclusive)."""
+    """A heading and the source lines it spans (1-based, inclusive).
+
+    ``page`` is the 1-based page of a paged source (a PDF) the lines come from, 0 when the source has
+    no pages; a paged document starts a new section on every page.
+    """
 
     heading_path: tuple[str, ...]
     first_line: int
     last_line: int
+    page: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"heading_path": list(self.heading_path), "first_line": self.first_line, "last_line": self.last_line}
+        d: dict[str, Any] = {
+            "heading_path": list(self.heading_path), "first_line": self.first_line, "last_line": self.last_line,
+        }  # fmt: skip
+        if self.page:
+            d["page"] = self.page
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Section:
-        return cls(tuple(d["heading_path"]), int(d["first_line"]), int(d["last_line"]))
+        return cls(tuple(d["heading_path"]), int(d["first_line"]), int(d["last_line"]), int(d.get("page", 0)))
 
 
 @dataclass(frozen=True)
@@ -97,7 +107,7 @@ class Document:
     id: str
     title: str
     path: str
-    format: str  # markdown, text, html, pdf
+    format: str  # markdown, text, html, pdf, docx
     text: str
     content_hash: str
     metadata: Metadata
@@ -134,23 +144,54 @@ class Document:
 
 @dataclass(frozen=True)
 class Location:
-    """Where a chunk came from: its heading path and first and last source line (1-based)."""
+    """Where a chunk came from: its heading path, first and last source line (1-based) and, for a paged
+    source such as a PDF, the pages it spans (first and last, 1-based; empty when the source has no pages)."""
 
     heading_path: tuple[str, ...] = ()
     first_line: int = 0
     last_line: int = 0
+    pages: tuple[int, ...] = ()
 
     @property
     def label(self) -> str:
         heading = " > ".join(self.heading_path) or "(top)"
-        return f"{heading}, lines {self.first_line}-{self.last_line}"
+        where = f"{heading}, lines {self.first_line}-{self.last_line}"
+        if self.pages:
+            first, last = self.pages[0], self.pages[-1]
+            where += f", page {first}" if first == last else f", pages {first}-{last}"
+        return where
 
     def to_dict(self) -> dict[str, Any]:
-        return {"heading_path": list(self.heading_path), "first_line": self.first_line, "last_line": self.last_line}
+        d: dict[str, Any] = {
+            "heading_path": list(self.heading_path), "first_line": self.first_line, "last_line": self.last_line,
+        }  # fmt: skip
+        if self.pages:
+            d["pages"] = list(self.pages)
+        return d
+
+    def stored_heading(self) -> list[str] | dict[str, list[Any]]:
+        """The value a store keeps in its ``heading_path`` column: the heading path, or with pages
+        ``{"path": [...], "pages": [...]}`` (so stores written before pages existed read unchanged)."""
+        if self.pages:
+            return {"path": list(self.heading_path), "pages": list(self.pages)}
+        return list(self.heading_path)
+
+    @classmethod
+    def from_stored(cls, heading: Any, first_line: int, last_line: int) -> Location:
+        """The Location of a stored chunk: ``heading`` as :meth:`stored_heading` wrote it."""
+        if isinstance(heading, dict):
+            pages = tuple(int(p) for p in heading.get("pages", ()))
+            return cls(tuple(heading.get("path", ())), first_line, last_line, pages)
+        return cls(tuple(heading), first_line, last_line)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Location:
-        return cls(tuple(d.get("heading_path", ())), int(d.get("first_line", 0)), int(d.get("last_line", 0)))
+        return cls(
+            tuple(d.get("heading_path", ())),
+            int(d.get("first_line", 0)),
+            int(d.get("last_line", 0)),
+            tuple(int(p) for p in d.get("pages", ())),
+        )
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evidencedesk.answer.context import assemble
-from evidencedesk.answer.prompt import ABSTAIN_PREFIX, build_prompt, is_abstention, prompt_text
+from evidencedesk.answer.prompt import ABSTAIN_PREFIX, build_prompt, is_abstention, prompt_text, system_rules
 from tests.support.answer import as_candidates, holding
 
 
@@ -15,7 +15,8 @@ def test_messages_hold_rules_then_context_and_question() -> None:
     messages = build_prompt("How long do I have to return a bike?", assembled)
     assert [m["role"] for m in messages] == ["system", "user"]
     rules = messages[0]["content"]
-    assert "[kc-returns-v3:c1]" in rules  # the citation format, by example
+    # the citation format, shown with an id of the context itself
+    assert f"[{window.id}]" in rules and rules == system_rules(window.id)
     assert ABSTAIN_PREFIX in rules and "instructions" in rules
     user = messages[1]["content"]
     assert user.startswith(assembled.text)

@@ -12,7 +12,7 @@ import pytest
 from evidencedesk.answer.context import CONTEXT_OPEN
 from evidencedesk.answer.generators.openai_compat import OpenAIGenerator, api_root
 from evidencedesk.answer.generators.parse import ABSTAIN_ANSWER, GenerationError, chat_messages, parse_reply
-from evidencedesk.answer.prompt import SYSTEM_RULES
+from evidencedesk.answer.prompt import SYSTEM_RULES, system_rules
 from evidencedesk.answer.validate import NOT_SHOWN, UNKNOWN, validate
 from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.candidates import ranked
@@ -80,7 +80,7 @@ def test_a_planted_citation_is_parsed_then_rejected_by_validation() -> None:
 def test_chat_messages_hold_the_rules_then_the_labelled_context_and_question() -> None:
     messages = chat_messages("How long do I have to return a bike?", ranked([(RETURNS, 1.0)], "test"))
     assert [m["role"] for m in messages] == ["system", "user"]
-    assert messages[0]["content"] == SYSTEM_RULES
+    assert messages[0]["content"] == system_rules("kc-returns-v3:c0") != SYSTEM_RULES
     user = messages[1]["content"]
     assert user.index(CONTEXT_OPEN) < user.index("[kc-returns-v3:c0]") < user.index("How long do I have")
 

@@ -32,7 +32,7 @@ def folder(tmp_path: Path) -> Path:
 
 
 def supported(folder: Path) -> list[Path]:
-    return [p for p in folder.rglob("*") if p.suffix in {".md", ".txt", ".html", ".pdf"}]
+    return [p for p in folder.rglob("*") if p.suffix in {".md", ".txt", ".html", ".pdf", ".docx", ".eml"}]
 
 
 def test_ingest_json_report_then_unchanged(folder: Path, tmp_path: Path) -> None:
@@ -42,8 +42,9 @@ def test_ingest_json_report_then_unchanged(folder: Path, tmp_path: Path) -> None
     report = json.loads(out)
     assert set(report) == {
         "added", "updated", "unchanged", "removed", "failed", "skipped",
-        "build_id", "chunking", "n_documents", "n_chunks",
+        "build_id", "chunking", "n_documents", "n_chunks", "progress",
     }  # fmt: skip
+    assert report["progress"]["files"]["count"] == len(supported(folder))
     assert report["failed"] == [] and report["build_id"] == 1
     assert len(report["added"]) == report["n_documents"] == len(supported(folder))
     assert report["n_chunks"] >= report["n_documents"]

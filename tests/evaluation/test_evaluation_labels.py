@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from evidencedesk.documents import Chunk
-from evidencedesk.evaluation.labels import TAGS, Gold, Label, LabelError, load_labels, read_labels
+from evidencedesk.evaluation.labels import TAGS, Gold, Label, LabelError, LabelWarning, load_labels, read_labels
+from evidencedesk.evaluation.slices import slices
 from tests.support.paths import KESTREL_LABELS
 
 
@@ -87,7 +88,9 @@ def test_every_bad_line_is_reported_with_file_line_and_field(tmp_path: Path) -> 
         ],
     )
     result = read_labels(path)
-    assert [x.id for x in result.labels] == ["a1", "a11"]
+    # free-form tags ("vibes") and an unknown field ("colour") keep their label
+    assert [x.id for x in result.labels] == ["a1", "a6", "a10", "a11"]
+    assert next(x for x in result.labels if x.id == "a6").tags == ("paraphrase", "vibes")
     found = {(i.line, i.field) for i in result.issues}
     assert found == {
         (2, "(json)"),
@@ -96,24 +99,37 @@ def test_every_bad_line_is_reported_with_file_line_and_field(tmp_path: Path) -> 
         (5, "answerable"),
         (6, "id"),
         (7, "gold"),
-        (8, "tags"),
         (9, "tags"),
         (11, "gold"),
         (12, "gold"),
-        (13, "colour"),
         (14, "(line)"),
     }
+    assert [(w.line, w.field) for w in result.warnings] == [(13, "colour")]
+    assert "unknown field" in result.warnings[0].message
     dup = next(i for i in result.issues if i.line == 6)
     assert "duplicate id 'a1'" in dup.message and "line 1" in dup.message
-    tag = next(i for i in result.issues if i.line == 8)
-    assert "vibes" in tag.message and "exact_term" in tag.message
-    with pytest.raises(LabelError) as err:
+    with pytest.raises(LabelError) as err, pytest.warns(LabelWarning, match="colour"):
         load_labels(path)
     message = str(err.value)
-    assert "12 problem(s)" in message
+    assert "10 problem(s)" in message
     assert f"{path}:3: gold[0].grade: must be 1 or 2, got 3" in message
-    assert len(err.value.issues) == 12
-    assert [x.id for x in load_labels(path, strict=False)] == ["a1", "a11"]
+    assert len(err.value.issues) == 10
+    with pytest.warns(LabelWarning):
+        assert [x.id for x in load_labels(path, strict=False)] == ["a1", "a6", "a10", "a11"]
+
+
+def test_free_form_tags_get_their_own_slices(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        [good("b1", tags=["de", "billing"]), good("b2", tags=["de"]), good("b3", tags=[], gold_note="x")],
+    )
+    with pytest.warns(LabelWarning, match="gold_note"):
+        labels = load_labels(path)
+    assert [x.tags for x in labels] == [("de", "billing"), ("de",), ()]
+    table = slices((x.tags, {"hit": 1.0 if x.id != "b2" else 0.0}) for x in labels)
+    assert list(table) == ["all", "de", "billing"]
+    assert table["de"]["hit"].mean == 0.5 and table["billing"]["hit"].mean == 1.0
+    assert table["all"]["hit"].mean == 2 / 3
 
 
 def test_missing_file_names_the_path(tmp_path: Path) -> None:
@@ -127,7 +143,8 @@ def test_constructors_validate_eagerly() -> None:
     with pytest.raises(ValueError, match="evidence"):
         Gold("  ", 2)
     with pytest.raises(ValueError, match="tags"):
-        Label("x", "q?", ("nope",), False)
+        Label("x", "q?", ("  ",), False)
+    assert Label("x", "q?", ("my-own-tag",), False).tags == ("my-own-tag",)
     with pytest.raises(ValueError, match="grade-2"):
         Label("x", "q?", (), True, (Gold("a", 1),))
     with pytest.raises(ValueError, match="unanswerable"):

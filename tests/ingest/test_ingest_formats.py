@@ -72,13 +72,13 @@ def test_html_bad_meta_and_empty_page_fail() -> None:
         parse_html(b"<html><head><title>t</title></head><body><script>x()</script></body></html>", "a.html")
 
 
-def test_pdf_text_layer_one_section_per_page(text_pdf: Callable[..., bytes]) -> None:
+def test_pdf_sections_carry_their_page(text_pdf: Callable[..., bytes]) -> None:
     raw = text_pdf(["Brake pads last 2000 km.\nReplace below 1.5 mm.", "", "Check cables monthly."], title="Brakes")
     doc = parse_pdf(raw, "manuals/brakes.pdf")
     assert doc.format == "pdf" and doc.id == "manuals-brakes" and doc.title == "Brakes"
     assert "Brake pads last 2000 km." in doc.text and "Check cables monthly." in doc.text
     lines = doc.text.split("\n")
-    assert [s.heading_path for s in doc.sections] == [("page 1",), ("page 3",)]
+    assert [(s.heading_path, s.page) for s in doc.sections] == [((), 1), ((), 3)]
     first, third = doc.sections
     assert lines[first.first_line - 1] == "Brake pads last 2000 km."
     assert lines[first.last_line - 1] == "Replace below 1.5 mm."

@@ -36,12 +36,14 @@ class AskTrace(Trace):
     rewrite_steps: list[dict[str, Any]] = field(default_factory=list)
     context_tokens: int = 0
     raw_answer: str = ""  # the generator's output before validation
+    generation: dict[str, Any] = field(default_factory=dict)  # the generator's name and what decided its answer
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
         out["rewrite_steps"] = list(self.rewrite_steps)
         out["context_tokens"] = self.context_tokens
         out["raw_answer"] = self.raw_answer
+        out["generation"] = dict(self.generation)
         return out
 
 
@@ -128,6 +130,7 @@ def ask(
     with trace.timed("generation"):
         generation = generator.generate(rewritten.question, list(assembled.candidates), trace.prompt)
     trace.raw_answer = generation.raw or generation.answer
+    trace.generation = {"generator": getattr(generator, "name", type(generator).__name__), **generation.details}
     with trace.timed("validation"):
         checked = validate(generation, list(assembled.candidates), chunks_by_id)
     trace.answer = checked.answer

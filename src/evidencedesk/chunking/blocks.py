@@ -1,17 +1,19 @@
 """Blocks of a document body: headings, text (paragraphs, lists, quotes), tables and code, with their lines.
 
-Markdown and HTML bodies (HTML arrives converted to Markdown) are parsed with markdown-it-py (CommonMark
-plus GFM tables); only top-level blocks count, so a list is one block however many items it has. Any
-non-blank line no parser token covers (a link reference definition, for instance) becomes a text block,
-so no text is ever dropped. Other formats (plain text, PDF) are not Markdown: a ``#`` or an indented line
-there means nothing, so their blocks are runs of non-blank lines and their sections are the document's
-own ``sections`` (a PDF's pages, a text file's single section).
+Markdown, HTML and Word bodies (HTML and Word arrive converted to Markdown), and PDFs read into Markdown
+with their pages, are parsed with markdown-it-py (CommonMark plus GFM tables); only top-level blocks
+count, so a list is one block however many items it has. Any non-blank line no parser token covers (a
+link reference definition, for instance) becomes a text block, so no text is ever dropped; a PDF's
+sections are also cut where its page changes. Other formats (plain text, a PDF stored without pages)
+are not Markdown: a ``#`` or an indented line there means nothing, so their blocks are runs of
+non-blank lines and their sections are the document's own ``sections`` (a text file's single section).
 
 Line numbers here are 0-based indexes into ``text.split("\\n")``; :mod:`.layout` turns them into source lines.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,7 +22,7 @@ from markdown_it.token import Token
 
 from evidencedesk.documents import Document, Section
 
-MARKDOWN_FORMATS = ("markdown", "html")
+MARKDOWN_FORMATS = ("markdown", "html", "docx")
 BLOCK_KINDS = ("heading", "text", "table", "code")
 
 # Block structure only: inline parsing is skipped (it is most of the cost) except for heading titles.
@@ -142,10 +144,36 @@ def plain_blocks(text: str, sections: Sequence[Section] = (), first_line: int = 
     return blocks
 
 
+def paged(doc: Document) -> bool:
+    """True for a document read page by page into Markdown (a PDF whose sections carry page numbers)."""
+    return any(s.page for s in doc.sections)
+
+
+def split_pages(blocks: Sequence[Block], sections: Sequence[Section], first_line: int = 1) -> list[Block]:
+    """``blocks`` renumbered so that a new section also starts where the page changes."""
+    starts = sorted((s.first_line - first_line, s.page) for s in sections if s.page)
+    firsts = [i for i, _ in starts]
+    out: list[Block] = []
+    section = -1
+    last_key: tuple[int, int] | None = None
+    for block in blocks:
+        k = bisect_right(firsts, block.first) - 1
+        page = starts[k][1] if k >= 0 else 0
+        key = (block.section, page)
+        if key != last_key:
+            section += 1
+            last_key = key
+        out.append(Block(block.kind, block.first, block.last, block.heading_path, section))
+    return out
+
+
 def document_blocks(doc: Document) -> list[Block]:
-    """The blocks of ``doc``: Markdown-aware for Markdown and HTML, plain for every other format."""
+    """The blocks of ``doc``: Markdown-aware for Markdown, HTML, Word and paged PDFs (a section per heading
+    and page), plain for every other format."""
     if doc.format in MARKDOWN_FORMATS:
         return markdown_blocks(doc.text)
+    if doc.format == "pdf" and paged(doc):
+        return split_pages(markdown_blocks(doc.text), doc.sections, doc.first_line)
     return plain_blocks(doc.text, doc.sections, doc.first_line)
 
 

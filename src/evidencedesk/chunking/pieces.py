@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from evidencedesk.chunking.layout import Layout
@@ -45,9 +46,29 @@ def span_piece(layout: Layout, start: int, end: int, kind: str | None = None) ->
     return Piece(layout.text[start:end], kind or layout.kind_of(first, last), first, last, layout.path_at(first))
 
 
+def page_finder(doc: Document) -> Callable[[int, int], tuple[int, ...]]:
+    """For a paged document, ``(first, last)`` 0-based body lines -> the first and last page they lie on;
+    for any other document, always ``()``."""
+    starts = sorted((s.first_line - doc.first_line, s.page) for s in doc.sections if s.page)
+    if not starts:
+        return lambda first, last: ()
+    firsts = [i for i, _ in starts]
+
+    def page(line: int) -> int:
+        k = bisect_right(firsts, line) - 1
+        return starts[max(k, 0)][1]
+
+    def pages(first: int, last: int) -> tuple[int, ...]:
+        a, b = page(first), page(last)
+        return (a,) if a == b else (a, b)
+
+    return pages
+
+
 def to_chunks(doc: Document, pieces: Iterable[Piece | None]) -> list[Chunk]:
     """Chunks numbered from 0 in the given order; pieces that are None or blank are left out."""
     chunks: list[Chunk] = []
+    pages = page_finder(doc)
     for piece in pieces:
         if piece is None:
             continue
@@ -60,7 +81,12 @@ def to_chunks(doc: Document, pieces: Iterable[Piece | None]) -> list[Chunk]:
                 doc_id=doc.id,
                 text=text,
                 kind=piece.kind,
-                location=Location(piece.heading_path, doc.first_line + piece.first, doc.first_line + piece.last),
+                location=Location(
+                    piece.heading_path,
+                    doc.first_line + piece.first,
+                    doc.first_line + piece.last,
+                    pages(piece.first, piece.last),
+                ),
                 metadata=doc.metadata,
                 title=doc.title,
                 source=doc.path,

@@ -2,7 +2,7 @@
 
 Every command reads the one configuration model, ``evidencedesk.config.Settings`` (``./evidencedesk.yaml``
 or ``--config PATH``); flags given on the command line override the file. Heavy libraries (numpy,
-scipy, pypdf, onnxruntime) load inside the commands, so ``evidencedesk --help`` starts quickly.
+scipy, pypdfium2, onnxruntime) load inside the commands, so ``evidencedesk --help`` starts quickly.
 """
 
 from __future__ import annotations

@@ -38,6 +38,9 @@ def _print_report(report: IngestReport) -> None:
                                                                   "failed", "skipped")))  # fmt: skip
     console.print(table)
     console.print(f"store: {report.n_documents} documents, {report.n_chunks} chunks", highlight=False)
+    for step, done in report.progress.items():
+        unit = "files" if step == "files" else "chunks embedded"
+        console.print(f"{step}: {done['count']} {unit} in {done['seconds']:.1f} s ({done['per_second']:.1f}/s)")
     for failure in report.failed:
         kept = f" (stored version of {failure['kept']} kept)" if failure.get("kept") else ""
         console.print(f"[red]failed[/] {failure['path']}: {failure['reason']}{kept}", highlight=False)
@@ -45,7 +48,7 @@ def _print_report(report: IngestReport) -> None:
 
 @app.command()
 def ingest(
-    path: Annotated[Path, typer.Argument(help="Folder of documents (.md, .txt, .html, .pdf).")],
+    path: Annotated[Path, typer.Argument(help="Folder of documents (.md, .txt, .html, .pdf, .docx, .eml).")],
     store: StoreOpt = None,
     config: ConfigOpt = None,
     chunker: Annotated[
@@ -64,10 +67,23 @@ def ingest(
     keep_missing: Annotated[
         bool, typer.Option("--keep-missing", help="Keep stored documents whose file is gone.")
     ] = False,
+    embed: Annotated[
+        bool,
+        typer.Option(
+            "--embed", help="Also compute the dense embeddings now, so the first dense or hybrid query does not."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Ingest a folder: unchanged files are skipped by hash, changed files re-chunked, removed files dropped."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     flags = {
         "--chunker": ("chunker.name", chunker),
@@ -86,17 +102,35 @@ def ingest(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
         TimeElapsedColumn(),
+        TimeRemainingColumn(),
         console=err_console,
         transient=True,
         disable=as_json,
     ) as bar:
-        task = bar.add_task("ingesting", total=None)
+        task = bar.add_task("ingesting", total=None, rate="")
 
         def progress(done: int, total: int, name: str) -> None:
-            bar.update(task, completed=done, total=total or None, description=name[-40:])
+            speed = bar.tasks[0].speed
+            rate = f"{speed:.1f} files/s" if speed else ""
+            bar.update(task, completed=done, total=total or None, description=name[-40:], rate=rate)
 
-        report = desk.ingest(path, max_bytes=max_bytes, progress=progress, remove_missing=not keep_missing)
+        embedding_task = bar.add_task("embedding chunks", total=None, rate="", visible=False)
+
+        def embedding(done: int, total: int, model: str) -> None:
+            speed = bar.tasks[-1].speed
+            rate = f"{speed:.0f} chunks/s" if speed else ""
+            bar.update(embedding_task, completed=done, total=total or None, rate=rate, visible=True)
+
+        report = desk.ingest(
+            path,
+            max_bytes=max_bytes,
+            progress=progress,
+            remove_missing=not keep_missing,
+            embed=embed,
+            embed_progress=embedding,
+        )
     if as_json:
         print_json(report.to_dict())
     else:

@@ -7,12 +7,19 @@ whitespace into one space, and nothing else.
 
 ``labels.jsonl`` holds one JSON object per line: ``id``, ``question``, ``tags``, ``answerable``,
 ``gold`` (a list of ``{"evidence", "grade", "with"}``), and optional ``answer`` and ``reason``.
+
+Tags are free-form strings chosen by whoever writes the labels (``paraphrase``, ``de``, ``billing``...):
+evaluation computes a slice for every tag that appears. One tag has a meaning of its own:
+``unanswerable`` must not sit on an answerable label. A field this reader does not know is a
+warning (``LabelSet.warnings``), never a reason to drop the label: a labels file may carry notes of
+its own.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -22,7 +29,9 @@ from evidencedesk.documents import Chunk
 from evidencedesk.errors import LabelError
 from evidencedesk.text import normalise_space
 
+# Tags seen in the bundled example labels, listed first in slice tables; any other tag is just as valid.
 TAGS = ("exact_term", "paraphrase", "bangla", "structured", "stale", "staff", "unanswerable", "multi")
+UNANSWERABLE_TAG = "unanswerable"
 GRADES = (1, 2)
 _LABEL_KEYS = {"id", "question", "tags", "answerable", "gold", "answer", "reason"}
 _REQUIRED = ("id", "question", "tags", "answerable", "gold")
@@ -89,11 +98,8 @@ class Label:
             raise ValueError(f"label {self.id} question: must be a non-empty string")
         object.__setattr__(self, "tags", tuple(self.tags))
         object.__setattr__(self, "gold", tuple(self.gold))
-        unknown = [t for t in self.tags if t not in TAGS]
-        if unknown:
-            raise ValueError(
-                f"label {self.id} tags: unknown {', '.join(map(repr, unknown))}; allowed: {', '.join(TAGS)}"
-            )
+        if any(not isinstance(t, str) or not t.strip() for t in self.tags):
+            raise ValueError(f"label {self.id} tags: every tag must be a non-empty string, got {list(self.tags)!r}")
         if self.answerable and not any(g.grade == 2 for g in self.gold):
             raise ValueError(f"label {self.id} gold: an answerable label needs at least one grade-2 phrase")
         if not self.answerable and self.gold:
@@ -148,6 +154,7 @@ class LabelSet:
 
     labels: list[Label] = field(default_factory=list)
     issues: list[LabelIssue] = field(default_factory=list)
+    warnings: list[LabelIssue] = field(default_factory=list)  # unknown fields: reported, label kept
 
 
 class _Line:
@@ -156,9 +163,13 @@ class _Line:
     def __init__(self, path: str, line: int, obj: dict[str, Any]) -> None:
         self.path, self.line, self.obj = path, line, obj
         self.issues: list[LabelIssue] = []
+        self.warnings: list[LabelIssue] = []
 
     def bad(self, name: str, message: str) -> None:
         self.issues.append(LabelIssue(self.path, self.line, name, message))
+
+    def warn(self, name: str, message: str) -> None:
+        self.warnings.append(LabelIssue(self.path, self.line, name, message))
 
     def string(self, name: str, required: bool) -> str:
         value = self.obj.get(name, None if required else "")
@@ -177,13 +188,10 @@ class _Line:
         if value is None:
             self.bad("tags", "missing")
             return ()
-        if not isinstance(value, list) or any(not isinstance(t, str) for t in value):
-            self.bad("tags", "must be a list of strings")
+        if not isinstance(value, list) or any(not isinstance(t, str) or not t.strip() for t in value):
+            self.bad("tags", "must be a list of non-empty strings")
             return ()
-        unknown = [t for t in value if t not in TAGS]
-        if unknown:
-            self.bad("tags", f"unknown tag(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(TAGS)}")
-        return tuple(t for t in value if t in TAGS)
+        return tuple(dict.fromkeys(t.strip() for t in value))
 
     def gold(self) -> tuple[Gold, ...]:
         value = self.obj.get("gold")
@@ -200,7 +208,7 @@ class _Line:
                 self.bad(where, f"must be an object, got {type(item).__name__}")
                 continue
             for key in sorted(set(item) - _GOLD_KEYS):
-                self.bad(f"{where}.{key}", f"unknown field; allowed: {', '.join(sorted(_GOLD_KEYS))}")
+                self.warn(f"{where}.{key}", f"unknown field, ignored; known: {', '.join(sorted(_GOLD_KEYS))}")
             evidence, grade, with_ = item.get("evidence"), item.get("grade"), item.get("with", [])
             ok = True
             if not isinstance(evidence, str) or not evidence.strip():
@@ -218,7 +226,7 @@ class _Line:
 
     def label(self) -> Label | None:
         for key in sorted(set(self.obj) - _LABEL_KEYS):
-            self.bad(key, f"unknown field; allowed: {', '.join(sorted(_LABEL_KEYS))}")
+            self.warn(key, f"unknown field, ignored; known: {', '.join(sorted(_LABEL_KEYS))}")
         id_ = self.string("id", True)
         question = self.string("question", True)
         tags = self.tags()
@@ -235,8 +243,8 @@ class _Line:
             self.bad("gold", "an answerable label needs at least one grade-2 phrase")
         if answerable is False and self.obj.get("gold"):
             self.bad("gold", "an unanswerable label must have no gold phrases")
-        if answerable is True and "unanswerable" in tags:
-            self.bad("tags", "tag 'unanswerable' on a label with answerable: true")
+        if answerable is True and UNANSWERABLE_TAG in tags:
+            self.bad("tags", f"tag {UNANSWERABLE_TAG!r} on a label with answerable: true")
         if self.issues:
             return None
         return Label(id_, question, tags, bool(answerable), gold, answer, reason)
@@ -277,18 +285,39 @@ def read_labels(path: str | Path) -> LabelSet:
         elif isinstance(id_, str) and id_.strip():
             seen[id_] = n
         result.issues.extend(checker.issues)
+        result.warnings.extend(checker.warnings)
         if label is not None:
             result.labels.append(label)
     return result
 
 
+class LabelWarning(UserWarning):
+    """A labels file holds something this reader ignores (an unknown field); the label is kept."""
+
+
 def load_labels(path: str | Path, strict: bool = True) -> list[Label]:
     """The labels of a file. ``strict`` raises ``LabelError`` listing every bad line;
-    otherwise bad lines are left out (use ``read_labels`` to see them)."""
+    otherwise bad lines are left out (use ``read_labels`` to see them). Unknown fields are
+    reported as one ``LabelWarning`` and do not stop the load."""
     result = read_labels(path)
+    if result.warnings:
+        lines = "\n".join(f"  {w}" for w in result.warnings)
+        warnings.warn(f"{len(result.warnings)} warning(s) in labels file:\n{lines}", LabelWarning, stacklevel=2)
     if strict and result.issues:
         raise LabelError(result.issues)
     return result.labels
 
 
-__all__ = ["TAGS", "Gold", "Label", "LabelError", "LabelIssue", "LabelSet", "chunk_text", "load_labels", "read_labels"]
+__all__ = [
+    "TAGS",
+    "UNANSWERABLE_TAG",
+    "Gold",
+    "Label",
+    "LabelError",
+    "LabelIssue",
+    "LabelSet",
+    "LabelWarning",
+    "chunk_text",
+    "load_labels",
+    "read_labels",
+]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -90,8 +90,11 @@ def _embed_misses(
     found: dict[str, np.ndarray],
     batch_size: int,
     progress: bool,
+    on_progress: Callable[[int, int, str], None] | None = None,
 ) -> None:
-    """Embed the missing texts block by block, storing each block at once: an interrupted run keeps its work."""
+    """Embed the missing texts block by block, storing each block at once: an interrupted run keeps its work.
+
+    ``on_progress(done, total, model)`` is called after each block."""
     digests = sorted(missing, key=lambda d: len(missing[d]))  # similar lengths share a block: less padding
     bar = progress_bar() if progress else None
     if bar is not None:
@@ -109,6 +112,8 @@ def _embed_misses(
             found.update(zip(block, fresh, strict=True))
             if bar is not None:
                 bar.advance(task, len(block))
+            if on_progress is not None:
+                on_progress(min(start + len(block), len(digests)), len(digests), embedder.name)
     finally:
         if bar is not None:
             bar.stop()
@@ -120,8 +125,10 @@ def embed_cached(
     cache: EmbeddingCache | None,
     batch_size: int = 32,
     progress: bool = False,
+    on_progress: Callable[[int, int, str], None] | None = None,
 ) -> np.ndarray:
-    """Embed ``texts``, asking ``embedder`` only for texts the cache lacks (each distinct text once)."""
+    """Embed ``texts``, asking ``embedder`` only for texts the cache lacks (each distinct text once);
+    ``on_progress(done, total, model)`` follows the texts embedded now."""
     texts = list(texts)
     if cache is None:
         return embedder.embed(texts, batch_size=batch_size, progress=progress)
@@ -132,7 +139,7 @@ def embed_cached(
         if digest not in found and digest not in missing:
             missing[digest] = text
     if missing:
-        _embed_misses(embedder, missing, cache, found, batch_size, progress)
+        _embed_misses(embedder, missing, cache, found, batch_size, progress, on_progress)
     out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
     for row, digest in enumerate(hashes):
         out[row] = found[digest]

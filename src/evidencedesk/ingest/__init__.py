@@ -1,11 +1,14 @@
-"""Parsers that turn files into Documents: Markdown with YAML front matter, plain text, HTML and PDF.
+"""Parsers that turn files into Documents: Markdown with YAML front matter, plain text, HTML, PDF, Word and e-mail.
 
-Defaults for a file that does not declare its metadata (no front matter, or a format without it):
+Metadata may also be declared outside a file (sidecar, folder defaults, manifest: see :mod:`.sidecar`).
+Defaults for a file whose metadata nobody declares:
 id from the relative path (lowercased, extension dropped, ``/`` and any character outside
 ``[a-z0-9_-]`` turned into ``-``), status ``current``, audience ``public``, lang ``en``, tenant
 ``default`` (the constants in :mod:`evidencedesk.documents`). Every failure is an IngestError.
 """
 
+from evidencedesk.ingest.docx import parse_docx
+from evidencedesk.ingest.eml import parse_eml
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.folder import PARSERS, FolderResult, Scan, parse_file, parse_folder, scan
 from evidencedesk.ingest.html import parse_html
@@ -21,6 +24,8 @@ __all__ = [
     "IngestError",
     "Scan",
     "content_hash",
+    "parse_docx",
+    "parse_eml",
     "doc_id_from_path",
     "parse_file",
     "parse_folder",

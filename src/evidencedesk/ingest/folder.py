@@ -1,26 +1,35 @@
 """Walking a folder: which files are parsed, by which parser, and collecting the failures.
 
 Files and folders whose name starts with ``.`` (such as a store kept inside the folder) are not
-visited. Files with an extension no parser handles are listed as skipped. Paths are reported
-relative to the folder, with ``/`` separators, in sorted order.
+visited. Metadata files (sidecars, ``_meta.yaml``, the manifest: see :mod:`.sidecar`) are neither
+parsed nor listed as skipped; their fields reach the parser of each file they apply to, and they
+are part of that document's content hash. Files with an extension no parser handles are listed as
+skipped. Paths are reported relative to the folder, with ``/`` separators, in sorted order.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import Any
 
 from evidencedesk.documents import Document
+from evidencedesk.ingest.docx import parse_docx
+from evidencedesk.ingest.eml import parse_eml
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.html import parse_html
 from evidencedesk.ingest.markdown import parse_markdown
+from evidencedesk.ingest.metadata import json_safe
 from evidencedesk.ingest.pdf import parse_pdf
 from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES, read_limited
+from evidencedesk.ingest.sidecar import is_meta_file, outside_fields
 from evidencedesk.ingest.text import parse_text
 
-Parser = Callable[[bytes, str], Document]
+Parser = Callable[[bytes, str, Mapping[str, Any] | None], Document]
 
 PARSERS: dict[str, Parser] = {
     ".md": parse_markdown,
@@ -29,6 +38,8 @@ PARSERS: dict[str, Parser] = {
     ".html": parse_html,
     ".htm": parse_html,
     ".pdf": parse_pdf,
+    ".docx": parse_docx,
+    ".eml": parse_eml,
 }
 
 
@@ -60,6 +71,8 @@ def scan(folder: Path) -> Scan:
                 continue
             path = Path(root) / name
             rel = path.relative_to(folder).as_posix()
+            if is_meta_file(rel):
+                continue
             if path.suffix.lower() in PARSERS:
                 result.files.append((path, rel))
             else:
@@ -69,16 +82,33 @@ def scan(folder: Path) -> Scan:
     return result
 
 
-def parse_file(path: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Document:
-    """Parse one file with the parser for its extension; every failure is an IngestError."""
+def ingest_root(path: Path, rel: str) -> Path:
+    """The ingested folder, from a file's path and its path relative to that folder."""
+    return path.parents[len(PurePosixPath(rel).parts) - 1]
+
+
+def with_outside_hash(doc: Document, fields: Mapping[str, Any]) -> Document:
+    """``doc`` whose content hash also covers the metadata declared outside its file."""
+    if not fields:
+        return doc
+    declared = json.dumps(json_safe(dict(fields)), sort_keys=True, ensure_ascii=False)
+    digest = hashlib.sha256(f"{doc.content_hash}\n{declared}".encode()).hexdigest()
+    return replace(doc, content_hash=digest)
+
+
+def parse_file(path: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES, root: Path | None = None) -> Document:
+    """Parse one file with the parser for its extension, with the metadata declared for it outside the
+    file (sidecar, manifest, folder defaults under ``root``, by default the folder ``rel`` is relative
+    to); every failure is an IngestError."""
     parser = PARSERS.get(path.suffix.lower())
     if parser is None:
         raise IngestError(rel, f"unsupported file type {path.suffix or '(none)'}")
+    fields = outside_fields(root if root is not None else ingest_root(path, rel), rel)
     try:
         raw = read_limited(path, rel, max_bytes)
     except OSError as exc:
         raise IngestError(rel, f"cannot read file: {exc.strerror or exc}") from None
-    return parser(raw, rel)
+    return with_outside_hash(parser(raw, rel, fields), fields)
 
 
 def parse_folder(folder: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> FolderResult:
@@ -91,7 +121,7 @@ def parse_folder(folder: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> FolderResu
     owners: dict[str, str] = {}
     for path, rel in listing.files:
         try:
-            doc = parse_file(path, rel, max_bytes)
+            doc = parse_file(path, rel, max_bytes, folder)
             if doc.id in owners:
                 raise duplicate_id(doc, owners[doc.id])
         except IngestError as exc:

@@ -9,7 +9,9 @@ dropped. Title: ``<title>``, else the first ``<h1>``, else the file stem. ``<met
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import PurePosixPath
+from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -107,10 +109,11 @@ def html_to_markdown(tree: LexborHTMLParser) -> str:
     return "\n\n".join(conv.blocks) + ("\n" if conv.blocks else "")
 
 
-def parse_html(raw: bytes, rel: str) -> Document:
-    """Parse an HTML file's bytes; ``rel`` is its path relative to the ingested folder."""
+def parse_html(raw: bytes, rel: str, outside: Mapping[str, Any] | None = None) -> Document:
+    """Parse an HTML file's bytes; ``rel`` is its path relative to the ingested folder, ``outside``
+    metadata declared outside the file (the page's meta tags win over it)."""
     tree = LexborHTMLParser(decode_text(raw, rel))
-    fields: dict[str, str] = {}
+    fields: dict[str, Any] = {}
     for meta in tree.css("meta[name]"):
         name = (meta.attributes.get("name") or "").strip().lower().replace("-", "_")
         if name in KNOWN_KEYS and meta.attributes.get("content") is not None:
@@ -118,6 +121,7 @@ def parse_html(raw: bytes, rel: str) -> Document:
     page_lang = (tree.root.attributes.get("lang") if tree.root is not None else None) or ""
     if "lang" not in fields and page_lang.strip():
         fields["lang"] = page_lang.strip()
+    fields = {**(outside or {}), **fields}
     info = declared(rel, fields)
     text = html_to_markdown(tree)
     if not text.strip():

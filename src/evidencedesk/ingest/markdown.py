@@ -8,6 +8,7 @@ else the file stem. Without front matter the id comes from the relative path (se
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -45,11 +46,12 @@ def split_front_matter(text: str, rel: str) -> tuple[dict[str, Any], str, int]:
     return fields, "\n".join(lines[close + 1 :]), close + 2
 
 
-def parse_markdown(raw: bytes, rel: str) -> Document:
-    """Parse a Markdown file's bytes; ``rel`` is its path relative to the ingested folder."""
+def parse_markdown(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) -> Document:
+    """Parse a Markdown file's bytes; ``rel`` is its path relative to the ingested folder, ``fields``
+    metadata declared outside the file (front matter wins over it)."""
     text = decode_text(raw, rel)
-    fields, body, first_line = split_front_matter(text, rel)
-    info = declared(rel, fields)
+    front, body, first_line = split_front_matter(text, rel)
+    info = declared(rel, {**(fields or {}), **front})
     if not body.strip():
         raise IngestError(rel, "empty file: no text after the front matter")
     found = headings(body)

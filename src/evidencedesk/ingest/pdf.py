@@ -1,66 +1,135 @@
-"""PDF files: the text layer of each page, read with pypdf; one section per page (``page N``).
+"""PDF files, read with PDFium (pypdfium2) into Markdown: paragraphs, headings and tables, page by page.
 
-Pages are joined with a blank line. A PDF without any extractable text (a scan, a drawing) is an
-error rather than an empty document. Title: the PDF's /Title, else the file stem. Metadata: defaults.
+How lines become paragraphs, headings and tables is described in :mod:`.pdf_layout`. The body is
+Markdown (``Document.format`` stays ``pdf``); its sections follow the headings and are also cut at
+every page, each carrying its 1-based ``page``, so every chunk knows the page(s) it comes from.
+Title: the PDF's Title property, else the first level-1 heading, else the file stem; the creation and
+modification dates (``created``, ``modified``) are kept as extra metadata. Metadata declared outside the
+file (see :mod:`.sidecar`) comes in ``fields`` and wins over the document properties.
+
+A PDF without any extractable text (a scan, a drawing) is an error naming the pages, unless the
+optional OCR extra is installed (see :mod:`.ocr`), which reads such pages with Tesseract.
 """
 
 from __future__ import annotations
 
-import io
-import warnings
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
+from typing import Any
 
-from pypdf import PdfReader
-from pypdf.errors import PyPdfError
+import pypdfium2 as pdfium
 
-from evidencedesk.documents import Document, Metadata, Section
+from evidencedesk.documents import Document, Section
 from evidencedesk.ingest.errors import IngestError
+from evidencedesk.ingest.metadata import declared
+from evidencedesk.ingest.pdf_layout import to_markdown
+from evidencedesk.ingest.pdf_lines import Line, document_lines
 from evidencedesk.ingest.raw import content_hash, doc_id_from_path
+from evidencedesk.ingest.sections import first_title, headings, sections
+
+READER_VERSION = "pdfium-layout-1"  # part of the content hash: a new reading re-indexes stored PDFs
+_PDF_DATE = re.compile(r"^D?:?(\d{4})(\d{2})?(\d{2})?")
+_JUNK_TITLE = re.compile(r"^(untitled|microsoft word|document\d*$|\S+\.(docx?|pdf|indd|htm)$)", re.IGNORECASE)
 
 
-def _pages(raw: bytes, rel: str) -> tuple[list[str], str]:
+def pdf_date(value: str) -> str | None:
+    """``D:20190207120000Z`` -> ``2019-02-07``; None when it is not a PDF date."""
+    m = _PDF_DATE.match(value.strip())
+    if not m:
+        return None
+    year, month, day = m.group(1), m.group(2) or "01", m.group(3) or "01"
+    if not ("01" <= month <= "12" and "01" <= day <= "31"):
+        return None
+    return f"{year}-{month}-{day}"
+
+
+def open_pdf(raw: bytes, rel: str) -> pdfium.PdfDocument:
     if not raw.lstrip()[:5] == b"%PDF-":
         raise IngestError(rel, "not a PDF: the file does not start with %PDF-")
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            reader = PdfReader(io.BytesIO(raw))
-            if reader.is_encrypted and not reader.decrypt(""):
-                raise IngestError(rel, "PDF is encrypted with a password")
-            pages = [page.extract_text() or "" for page in reader.pages]
-            title = str((reader.metadata or {}).get("/Title") or "").strip()
-    except IngestError:
-        raise
-    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
+        return pdfium.PdfDocument(raw)
+    except pdfium.PdfiumError as exc:
+        if "password" in str(exc).lower():
+            raise IngestError(rel, "PDF is encrypted with a password") from None
         raise IngestError(rel, f"not a readable PDF: {exc}") from None
-    except Exception as exc:  # pypdf raises many other types on corrupt files (NotImplementedError, IndexError...)
+    except Exception as exc:
         raise IngestError(rel, f"not a readable PDF: {type(exc).__name__}: {exc}") from None
-    return [p.replace("\r\n", "\n").replace("\r", "\n").strip("\n") for p in pages], title
 
 
-def parse_pdf(raw: bytes, rel: str) -> Document:
-    """Parse a PDF file's bytes; ``rel`` is its path relative to the ingested folder."""
-    pages, title = _pages(raw, rel)
-    if not any(p.strip() for p in pages):
+def properties(pdf: pdfium.PdfDocument) -> dict[str, Any]:
+    """Title, created and modified from the PDF's document information, where present and meaningful."""
+    try:
+        info = pdf.get_metadata_dict(skip_empty=True)
+    except Exception:  # damaged document information: the properties are optional
+        return {}
+    found: dict[str, Any] = {}
+    title = " ".join(str(info.get("Title", "")).split())
+    if title and not _JUNK_TITLE.match(title):
+        found["title"] = title
+    for key, name in (("CreationDate", "created"), ("ModDate", "modified")):
+        day = pdf_date(str(info.get(key, "")))
+        if day:
+            found[name] = day
+    return found
+
+
+def paged_sections(text: str, page_of: Sequence[int]) -> tuple[Section, ...]:
+    """The heading sections of ``text`` cut at every page change, each with its page (blank lines trimmed)."""
+    lines = text.split("\n")
+    out: list[Section] = []
+    for sec in sections(text, 1, headings(text)):
+        run: list[int] = []
+        for i in range(sec.first_line - 1, sec.last_line):
+            if run and page_of[i] != page_of[run[0]]:
+                out.extend(_run_section(sec.heading_path, run, lines, page_of))
+                run = []
+            run.append(i)
+        out.extend(_run_section(sec.heading_path, run, lines, page_of))
+    return tuple(out)
+
+
+def _run_section(path: tuple[str, ...], run: list[int], lines: list[str], page_of: Sequence[int]) -> list[Section]:
+    filled = [i for i in run if lines[i].strip()]
+    return [Section(path, filled[0] + 1, filled[-1] + 1, page_of[filled[0]])] if filled else []
+
+
+def read_pages(pdf: pdfium.PdfDocument, rel: str) -> list[list[Line]]:
+    try:
+        return document_lines(pdf)
+    except pdfium.PdfiumError as exc:
+        raise IngestError(rel, f"not a readable PDF: {exc}") from None
+    except Exception as exc:  # a damaged file must fail alone, whatever PDFium's binding raises
+        raise IngestError(rel, f"not a readable PDF: {type(exc).__name__}: {exc}") from None
+
+
+def parse_pdf(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) -> Document:
+    """Parse a PDF file's bytes; ``rel`` is its path relative to the ingested folder, ``fields`` metadata
+    declared outside the file."""
+    pdf = open_pdf(raw, rel)
+    try:
+        pages = read_pages(pdf, rel)
+        props = properties(pdf)
+        empty = [n for n, lines in enumerate(pages, start=1) if not lines]
+        if len(empty) == len(pages):
+            from evidencedesk.ingest.ocr import ocr_pages
+
+            pages = ocr_pages(pdf, rel)
+    finally:
+        pdf.close()
+    text, page_of = to_markdown(pages)
+    if not text.strip():
         raise IngestError(rel, f"PDF has no text layer ({len(pages)} page(s) without extractable text)")
-    parts: list[str] = []
-    found: list[Section] = []
-    line = 1
-    for number, page in enumerate(pages, start=1):
-        if not page.strip():
-            continue
-        n_lines = len(page.split("\n"))
-        found.append(Section((f"page {number}",), line, line + n_lines - 1))
-        parts.append(page)
-        line += n_lines + 1  # the blank line between pages
+    info = declared(rel, {**props, **(fields or {})})
+    found = headings(text)
     return Document(
-        id=doc_id_from_path(rel),
-        title=title or PurePosixPath(rel).stem,
+        id=info.id or doc_id_from_path(rel),
+        title=info.title or first_title(found) or PurePosixPath(rel).stem,
         path=rel,
         format="pdf",
-        text="\n\n".join(parts) + "\n",
-        content_hash=content_hash(raw),
-        metadata=Metadata(),
-        sections=tuple(found),
+        text=text,
+        content_hash=content_hash(raw + READER_VERSION.encode()),
+        metadata=info.metadata,
+        sections=paged_sections(text, page_of),
         first_line=1,
     )

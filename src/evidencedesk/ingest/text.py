@@ -1,4 +1,4 @@
-"""Plain text files (.txt): no front matter, so every metadata field takes its default.
+"""Plain text files (.txt): no front matter; metadata comes only from outside the file (:mod:`.sidecar`).
 
 The id comes from the relative path, the title is the file stem, and the whole file is one section
 with an empty heading path.
@@ -6,9 +6,12 @@ with an empty heading path.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import PurePosixPath
+from typing import Any
 
-from evidencedesk.documents import Document, Metadata, Section
+from evidencedesk.documents import Document, Section
+from evidencedesk.ingest.metadata import declared
 from evidencedesk.ingest.raw import content_hash, decode_text, doc_id_from_path
 
 
@@ -18,17 +21,19 @@ def whole_section(text: str, first_line: int = 1) -> tuple[Section, ...]:
     return (Section((), first_line + filled[0], first_line + filled[-1]),) if filled else ()
 
 
-def parse_text(raw: bytes, rel: str) -> Document:
-    """Parse a plain text file's bytes; ``rel`` is its path relative to the ingested folder."""
+def parse_text(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) -> Document:
+    """Parse a plain text file's bytes; ``rel`` is its path relative to the ingested folder, ``fields``
+    metadata declared outside the file."""
     text = decode_text(raw, rel)
+    info = declared(rel, dict(fields or {}))
     return Document(
-        id=doc_id_from_path(rel),
-        title=PurePosixPath(rel).stem,
+        id=info.id or doc_id_from_path(rel),
+        title=info.title or PurePosixPath(rel).stem,
         path=rel,
         format="text",
         text=text,
         content_hash=content_hash(raw),
-        metadata=Metadata(),
+        metadata=info.metadata,
         sections=whole_section(text),
         first_line=1,
     )

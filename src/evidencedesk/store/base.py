@@ -20,6 +20,7 @@ from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.errors import IngestError
 from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
+from evidencedesk.progress import Meter
 from evidencedesk.store.contract import Chunker, Progress
 from evidencedesk.store.ingest_plan import DocumentWriter, IngestRun, now, read_folder
 from evidencedesk.store.records import Build, IngestReport
@@ -98,10 +99,12 @@ class StoreBase(ABC):
         Raises NotADirectoryError when ``folder`` is not a folder; a file that fails is reported, never raised.
         """
         listing = read_folder(Path(folder), max_bytes)
+        meter = Meter(listing.total, callback=progress)
 
         def work(writer: DocumentWriter) -> IngestReport:
             run = IngestRun(writer, config, self._chunker)
-            run.feed(listing.items, listing.total, progress)
+            run.feed(listing.items, listing.total, meter.update)
+            run.report.progress = {"files": meter.summary()}  # recorded with the build, too
             return run.finish(remove_missing=remove_missing, skipped=listing.skipped)
 
         return self._ingest(work)

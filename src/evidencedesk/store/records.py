@@ -30,6 +30,8 @@ class IngestReport:
     ``failed`` holds ``{"path", "reason", "kept"}``: ``kept`` is the id of a previously stored
     version that stays in the store because the file now fails, else None. ``skipped`` lists files
     no parser handles. ``n_documents`` and ``n_chunks`` count the whole store after the run.
+    ``progress`` holds how the run went: ``files`` (and, when embeddings were computed at ingest,
+    ``embedding``) with their count, total, seconds and rate per second.
     """
 
     added: list[str] = field(default_factory=list)
@@ -42,6 +44,7 @@ class IngestReport:
     chunking: dict[str, Any] = field(default_factory=dict)
     n_documents: int = 0
     n_chunks: int = 0
+    progress: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

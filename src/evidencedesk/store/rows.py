@@ -51,7 +51,7 @@ def chunk_row(chunk: Chunk, n: int, meta_cache: dict[int, tuple[Any, ...]] | Non
         if meta_cache is not None:
             meta_cache[id(chunk.metadata)] = meta
     return (
-        chunk.id, chunk.doc_id, n, chunk.text, chunk.kind, _dumps(list(loc.heading_path)), loc.first_line,
+        chunk.id, chunk.doc_id, n, chunk.text, chunk.kind, _dumps(loc.stored_heading()), loc.first_line,
         loc.last_line, chunk.parent_id, chunk.parent_text, *meta, text_hash(chunk.text),
     )  # fmt: skip
 
@@ -77,7 +77,7 @@ def chunk_from_row(row: sqlite3.Row) -> Chunk:
         doc_id=row["doc_id"],
         text=row["text"],
         kind=row["kind"],
-        location=Location(tuple(json.loads(row["heading_path"])), row["first_line"], row["last_line"]),
+        location=Location.from_stored(json.loads(row["heading_path"]), row["first_line"], row["last_line"]),
         metadata=Metadata.from_dict(json.loads(row["metadata"])),
         title=row["doc_title"],
         source=row["doc_path"],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from evidencedesk.retrieval.candidates import Candidate
@@ -21,6 +21,7 @@ class Generation:
     abstained: bool = False
     reason: str = ""
     raw: str = ""  # the model's unparsed text, kept for the trace
+    details: dict[str, Any] = field(default_factory=dict)  # what decided it (scorer, answerability), for the trace
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -29,6 +30,7 @@ class Generation:
             "abstained": self.abstained,
             "reason": self.reason,
             "raw": self.raw,
+            "details": dict(self.details),
         }
 
 

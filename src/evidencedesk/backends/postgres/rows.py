@@ -6,21 +6,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from evidencedesk.documents import Chunk, Document, Location, Metadata, Section
-from evidencedesk.store.rows import text_hash
+from evidencedesk.store.rows import CHUNK_COLUMNS, DOCUMENT_COLUMNS, text_hash
 
-# the same columns as the embedded store's tables, with their PostgreSQL types
-DOCUMENT_TYPES = (
-    "text", "text", "text", "text", "text", "text", "int8", "jsonb",
-    "text", "date", "date", "text", "text", "text", "jsonb", "text", "int4",
-)  # fmt: skip
-CHUNK_TYPES = (
-    "text", "text", "int4", "text", "text", "jsonb", "int4", "int4", "text", "text",
-    "jsonb", "text", "date", "date", "text", "text", "text", "text",
-)  # fmt: skip
+# the same columns as the embedded store's tables; PostgreSQL types of those that are not text
+_TYPES = {
+    "build_id": "int8", "n": "int4", "first_line": "int4", "last_line": "int4", "valid_from": "date",
+    "valid_to": "date", "metadata": "jsonb", "sections": "jsonb", "heading_path": "jsonb",
+}  # fmt: skip
+DOCUMENT_TYPES = tuple(_TYPES.get(c, "text") for c in DOCUMENT_COLUMNS)
+CHUNK_TYPES = tuple(_TYPES.get(c, "text") for c in CHUNK_COLUMNS)
 # the scope columns copied into chunk_terms and chunk_vectors
 SCOPE_COLUMNS = ("doc_id", "status", "audience", "lang", "tenant", "valid_from", "valid_to")
-SCOPE_TYPES = ("text", "text", "text", "text", "text", "date", "date")
-
+SCOPE_TYPES = tuple(_TYPES.get(c, "text") for c in SCOPE_COLUMNS)
 
 def document_row(doc: Document, chunking_hash: str, build_id: int | None) -> tuple[Any, ...]:
     m = doc.metadata
@@ -34,7 +31,7 @@ def document_row(doc: Document, chunking_hash: str, build_id: int | None) -> tup
 def chunk_row(chunk: Chunk, n: int) -> tuple[Any, ...]:
     m, loc = chunk.metadata, chunk.location
     return (
-        chunk.id, chunk.doc_id, n, chunk.text, chunk.kind, list(loc.heading_path), loc.first_line, loc.last_line,
+        chunk.id, chunk.doc_id, n, chunk.text, chunk.kind, loc.stored_heading(), loc.first_line, loc.last_line,
         chunk.parent_id, chunk.parent_text, m.to_dict(), m.status, m.valid_from, m.valid_to, m.audience, m.lang,
         m.tenant, text_hash(chunk.text),
     )  # fmt: skip
@@ -66,7 +63,7 @@ def chunk_from_record(r: Mapping[str, Any]) -> Chunk:
         doc_id=r["doc_id"],
         text=r["text"],
         kind=r["kind"],
-        location=Location(tuple(r["heading_path"]), r["first_line"], r["last_line"]),
+        location=Location.from_stored(r["heading_path"], r["first_line"], r["last_line"]),
         metadata=Metadata.from_dict(r["metadata"]),
         title=r["doc_title"],
         source=r["doc_path"],

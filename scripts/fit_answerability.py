@@ -1,0 +1,219 @@
+"""Fit the extractive generator's answerability model and write it as package data.
+
+    PYTHONPATH=src .venv/bin/python scripts/fit_answerability.py --squad ../shared/datasets/squad2-dev \\
+        --kestrel examples/kestrel --work /tmp/squad2-work --precision 0.7
+
+Development data: the questions of the SQuAD 2.0 dev articles at even positions (the fit split of
+bench/squad2.py; the other articles stay held out) and the example corpus's labels, together.
+Each question goes through the configured retrieval and context stages; the generator scores the
+context with a threshold that never abstains and reports its features. A question is a positive
+when the answer it would give is right: for SQuAD, the answer holds a gold answer (SQuAD
+normalisation); for a label, the answer cites a chunk holding the label's grade-2 evidence.
+Unanswerable questions are negatives. One logistic regression per scorer (``minilm``, ``e5``,
+``words``) is fitted on standardised features; its threshold is the highest probability at which
+abstentions are still at least ``--precision`` unanswerable questions on the fit data.
+Writes ``src/evidencedesk/answer/generators/answerability.json`` (or --out) and prints the fit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+from evidencedesk.answer.generators.answerability import FEATURES  # noqa: E402
+from evidencedesk.answer.generators.dense_match import DenseScorer, E5Embedder  # noqa: E402
+from evidencedesk.answer.generators.extractive import ExtractiveGenerator  # noqa: E402
+from evidencedesk.answer.pipeline import ask  # noqa: E402
+from squad2 import FIT, contains, load_questions, open_desk, without_citations  # noqa: E402
+
+MAX_WRONG_ABSTENTION = 0.15
+NEVER = 1e-9  # a threshold that never abstains, so every question reports its features and its answer
+OUT = REPO / "src" / "evidencedesk" / "answer" / "generators" / "answerability.json"
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def ask_with(desk: Any, question: str, generator: Any) -> tuple[Any, Any]:
+    """``Desk.ask``'s pipeline and settings, with ``generator`` in place of the configured one."""
+    s = desk.settings
+    return ask(
+        question,
+        desk.searcher(),
+        {c.id: c for c in desk.chunks()},
+        generator,
+        k=s.retrieval.k,
+        budget_tokens=s.context.budget_tokens,
+        floor=s.context.floor,
+        dedup_threshold=s.context.dedup_threshold,
+        order=s.context.order,
+    )
+
+
+def generators(with_e5: bool) -> dict[str, ExtractiveGenerator]:
+    out = {"minilm": ExtractiveGenerator(threshold=NEVER), "words": ExtractiveGenerator(threshold=NEVER, dense=False)}
+    if with_e5:
+        out["e5"] = ExtractiveGenerator(threshold=NEVER, dense=DenseScorer(E5Embedder(), name="e5"))
+    return out
+
+
+def squad_rows(args: argparse.Namespace, gens: dict[str, ExtractiveGenerator], sink: Any) -> list[dict[str, Any]]:
+    _, questions = load_questions(args.squad / "dev-v2.0-half.json")
+    fit = [q for q in questions if q.split == FIT]
+    if args.limit:
+        fit = random.Random(args.seed).sample(fit, min(args.limit, len(fit)))
+    desk = open_desk(args.squad, args.work)
+    rows: list[dict[str, Any]] = []
+    for n, q in enumerate(fit, 1):
+        if n <= args.skip:
+            continue
+        for name, gen in gens.items():
+            if name == "e5" and (n % args.e5_every or n // args.e5_every > args.e5_limit):
+                continue
+            checked, trace = ask_with(desk, q.question, gen)
+            answer = without_citations(checked.answer)
+            right = (not q.impossible) and not checked.abstained and contains(answer, q.answers)
+            row = {"source": "squad", "scorer": name, "y": int(right), "impossible": q.impossible,
+                   "features": trace.generation.get("features", {})}  # fmt: skip
+            rows.append(row)
+            sink(row)
+        if n % 25 == 0:
+            log(f"squad {n}/{len(fit)}")
+    return rows
+
+
+def kestrel_rows(kestrel: Path, work: Path, gens: dict[str, ExtractiveGenerator], sink: Any) -> list[dict[str, Any]]:
+    from evidencedesk.desk import Desk
+    from evidencedesk.evaluation.labels import load_labels
+
+    labels = load_labels(kestrel / "labels.jsonl")
+    rows: list[dict[str, Any]] = []
+    with Desk(work / "kestrel-store") as desk:
+        desk.ingest(kestrel / "docs")
+        by_id = {c.id: c for c in desk.chunks()}
+        for label in labels:
+            default = ExtractiveGenerator(threshold=NEVER)
+            # the scorer the default generator picks for this question (minilm or e5), plus words alone
+            for gen in (default, gens["words"]):
+                checked, trace = ask_with(desk, label.question, gen)
+                name = trace.generation.get("scorer", "words")
+                if name not in gens and name != "e5":
+                    continue
+                right = label.answerable and any(label.grade_of(by_id[c]) == 2 for c in checked.cited if c in by_id)
+                rows.append({"source": "kestrel", "scorer": name, "y": int(right), "impossible": not label.answerable,
+                             "features": trace.generation.get("features", {})})  # fmt: skip
+                sink(rows[-1])
+    return rows
+
+
+def fit_one(
+    rows: list[dict[str, Any]], precision: float, kestrel_weight: float
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.array([[r["features"].get(f, 0.0) for f in FEATURES] for r in rows], dtype=float)
+    y = np.array([r["y"] for r in rows])
+    w = np.array([kestrel_weight if r["source"] == "kestrel" else 1.0 for r in rows])
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale[scale == 0] = 1.0
+    model = LogisticRegression(C=1.0, max_iter=1000)
+    model.fit((x - mean) / scale, y, sample_weight=w)
+    p = model.predict_proba((x - mean) / scale)[:, 1]
+    impossible = np.array([r["impossible"] for r in rows])
+    best_t, stats = 0.5, {}
+    for t in np.round(np.arange(0.02, 0.95, 0.01), 2):
+        abst = p < t
+        if not abst.any():
+            continue
+        prec = float(impossible[abst].mean())
+        if prec >= precision:
+            best_t = float(t)
+            stats = {
+                "threshold": best_t,
+                "abstention_precision": round(prec, 3),
+                "unanswerable_abstained": round(float(abst[impossible].mean()), 3) if impossible.any() else 0.0,
+                "answerable_abstained": round(float(abst[~impossible].mean()), 3) if (~impossible).any() else 0.0,
+            }
+    if not stats:  # no threshold reaches the precision: keep answerable abstentions at most 15% instead
+        answerable = ~impossible
+        for t in np.round(np.arange(0.02, 0.95, 0.01), 2):
+            abst = p < t
+            if answerable.any() and float(abst[answerable].mean()) <= MAX_WRONG_ABSTENTION:
+                best_t = float(t)
+                stats = {"threshold": best_t, "rule": f"answerable abstained <= {MAX_WRONG_ABSTENTION:.0%}",
+                         "answerable_abstained": round(float(abst[answerable].mean()), 3)}  # fmt: skip
+    out = {
+        "features": list(FEATURES),
+        "mean": [round(float(v), 6) for v in mean],
+        "scale": [round(float(v), 6) for v in scale],
+        "coef": [round(float(v), 6) for v in model.coef_[0]],
+        "intercept": round(float(model.intercept_[0]), 6),
+        "threshold": best_t,
+    }
+    return out, {"n": len(rows), "positives": int(y.sum()), **stats}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--squad", type=Path, required=True)
+    ap.add_argument("--kestrel", type=Path, default=REPO / "examples" / "kestrel")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/evidencedesk-squad2"))
+    ap.add_argument("--precision", type=float, default=0.7, help="abstention precision the threshold must keep")
+    ap.add_argument("--kestrel-weight", type=float, default=3.0)
+    ap.add_argument("--limit", type=int, default=0, help="fit-split questions to use (0: all)")
+    ap.add_argument("--e5-limit", type=int, default=400, help="fit-split questions also scored with e5")
+    ap.add_argument("--e5-every", type=int, default=2, help="score every n-th fit-split question with e5")
+    ap.add_argument("--fit-only", action="store_true", help="fit from the --rows cache as it is (it may be partial)")
+    ap.add_argument("--skip", type=int, default=0, help="leave out the first n sampled questions (already cached)")
+    ap.add_argument("--skip-kestrel", action="store_true", help="append SQuAD rows to --rows (its labels rows kept)")
+    ap.add_argument("--seed", type=int, default=16)
+    ap.add_argument("--rows", type=Path, help="cache of feature rows (JSON lines): read if present, else written")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args(argv)
+
+    if args.fit_only and args.rows:
+        rows = [json.loads(line) for line in args.rows.read_text(encoding="utf-8").splitlines() if line.strip()]
+    else:
+        gens = generators(with_e5=args.e5_limit > 0)
+        mode = "a" if args.skip_kestrel else "w"
+        cache = (args.rows or args.work / "answerability-rows.jsonl").open(mode, encoding="utf-8")
+
+        def sink(row: dict[str, Any]) -> None:
+            cache.write(json.dumps(row) + "\n")
+            cache.flush()
+
+        args.work.mkdir(parents=True, exist_ok=True)
+        rows = [] if args.skip_kestrel else kestrel_rows(args.kestrel, args.work, gens, sink)
+        rows += squad_rows(args, gens, sink)
+        cache.close()
+    models: dict[str, Any] = {}
+    info: dict[str, Any] = {
+        "fitted_by": "scripts/fit_answerability.py",
+        "data": "SQuAD 2.0 dev (fit split: articles at even positions) + examples/kestrel labels",
+        "target_abstention_precision": args.precision,
+        "fit": {},
+    }
+    for scorer in ("minilm", "e5", "words"):
+        mine = [r for r in rows if r["scorer"] == scorer]
+        if not mine:
+            continue
+        models[scorer], info["fit"][scorer] = fit_one(mine, args.precision, args.kestrel_weight)
+        log(f"{scorer}: {info['fit'][scorer]}")
+    args.out.write_text(json.dumps({"info": info, "models": models}, indent=1) + "\n", encoding="utf-8")
+    log(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

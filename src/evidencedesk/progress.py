@@ -1,0 +1,54 @@
+"""Progress of long work (ingesting a folder, embedding a corpus): a callback and a meter that gives the
+rate and the time left.
+
+A callback is called as ``callback(done, total, label)`` after each step (a file, a block of
+embedded chunks); ``total`` is 0 when unknown. Front ends draw it (the CLI's progress bars) or keep
+its summary (the service's ingest report).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+Callback = Callable[[int, int, str], None]
+
+
+@dataclass
+class Meter:
+    """Counts steps of a job of ``total`` and says how fast it goes and how long is left."""
+
+    total: int = 0
+    done: int = 0
+    started: float = field(default_factory=time.perf_counter)
+    callback: Callback | None = None
+
+    def update(self, done: int, total: int | None = None, label: str = "") -> None:
+        self.done = done
+        if total is not None:
+            self.total = total
+        if self.callback is not None:
+            self.callback(done, self.total, label)
+
+    @property
+    def seconds(self) -> float:
+        return time.perf_counter() - self.started
+
+    @property
+    def rate(self) -> float:
+        """Steps per second so far (0 before the first step)."""
+        elapsed = self.seconds
+        return self.done / elapsed if self.done and elapsed > 0 else 0.0
+
+    @property
+    def seconds_left(self) -> float | None:
+        """Estimated seconds to finish; None while unknown."""
+        if not self.total or not self.rate:
+            return None
+        return max(self.total - self.done, 0) / self.rate
+
+    def summary(self) -> dict[str, Any]:
+        return {"count": self.done, "total": self.total, "seconds": round(self.seconds, 3),
+                "per_second": round(self.rate, 2)}  # fmt: skip

@@ -1,0 +1,120 @@
+"""PDFs read into paragraphs, headings and tables: a generated filing with running headers, wraps and a table."""
+
+from __future__ import annotations
+
+from fpdf import FPDF
+
+from evidencedesk.chunking import chunk_document
+from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.documents import Chunk
+from evidencedesk.ingest import parse_pdf
+from evidencedesk.ingest.pdf import pdf_date
+
+BODY = [
+    "Net sales increased 17.3% to $762.7",
+    "million compared to the prior year, driven by strong demand for our",
+    "industrial products in every region and by the acqui-",
+    "sition of a smaller competitor early in the year.",
+]
+TABLE = [
+    ("(Millions)", "2023", "2022"),
+    ("Net sales", "$ 762.7", "$ 650.1"),
+    ("Operating income", "120.4", "98.2"),
+    ("Research and development", "(45.0)", "(41.3)"),
+    ("Net income", "88.9", "71.0"),
+]
+
+
+def _filing() -> bytes:
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.set_auto_page_break(False)
+    pdf.set_title("Acme Annual Report 2023")
+    pdf.set_creation_date(__import__("datetime").datetime(2024, 2, 7, tzinfo=__import__("datetime").UTC))
+    for number in (1, 2, 3):
+        pdf.add_page()
+        pdf.set_font("Helvetica", size=8)
+        pdf.text(72, 40, "ACME CORPORATION | Annual Report 2023")
+        pdf.text(300, 760, str(number))
+        pdf.set_font("Helvetica", size=10)
+        if number == 1:
+            pdf.set_font("Helvetica", style="B", size=16)
+            pdf.text(72, 100, "Results of Operations")
+            pdf.set_font("Helvetica", size=10)
+            y = 130
+            for line in BODY:
+                pdf.text(72, y, line)
+                y += 13
+            y += 20
+            pdf.text(72, y, "Our outlook for the next year is described on the next pages and in our")
+            pdf.text(72, y + 13, "guidance, which remains unchanged for the")
+        elif number == 2:
+            pdf.text(72, 80, "second half of the year and beyond.")
+            pdf.set_font("Helvetica", style="B", size=13)
+            pdf.text(72, 120, "Selected Financial Data")
+            pdf.set_font("Helvetica", size=10)
+            y = 150
+            for label, a, b in TABLE:
+                pdf.text(72, y, label)
+                pdf.text(360, y, a)
+                pdf.text(450, y, b)
+                y += 14
+        else:
+            pdf.text(72, 80, "Risk factors are discussed in a separate section of this report.")
+    return bytes(pdf.output())
+
+
+def _chunks(size: int = 40) -> list[Chunk]:
+    return chunk_document(parse_pdf(_filing(), "acme-2023.pdf"), ChunkingConfig("structure", size=size))
+
+
+def test_running_headers_and_page_numbers_are_dropped() -> None:
+    doc = parse_pdf(_filing(), "acme-2023.pdf")
+    assert "ACME CORPORATION" not in doc.text
+    assert not any(line.strip() in ("1", "2", "3") for line in doc.text.split("\n"))
+
+
+def test_wrapped_lines_join_into_paragraphs_and_hyphens_are_undone() -> None:
+    doc = parse_pdf(_filing(), "acme-2023.pdf")
+    assert "increased 17.3% to $762.7 million compared to the prior year" in doc.text
+    assert "by the acquisition of a smaller competitor early in the year." in doc.text
+    # a sentence that runs over the page break is one paragraph, cited on the page where it starts
+    assert "guidance, which remains unchanged for the second half of the year and beyond." in doc.text
+
+
+def test_headings_become_heading_paths_and_chunks_keep_pages() -> None:
+    chunks = _chunks()
+    by_text = {c.text.split("\n")[0]: c for c in chunks}
+    sales = next(c for c in chunks if "Net sales increased" in c.text)
+    assert sales.location.heading_path == ("Results of Operations",)
+    assert sales.location.pages == (1,)
+    table = [c for c in chunks if c.kind == "table"]
+    assert table and all(c.location.pages == (2,) for c in table)
+    assert table[0].location.heading_path == ("Results of Operations", "Selected Financial Data")
+    assert "page 2" in table[0].location.label
+    risk = next(c for c in chunks if "Risk factors" in c.text)
+    assert risk.location.pages == (3,)
+    assert by_text  # every chunk has text
+
+
+def test_tables_become_tables_whose_header_every_piece_repeats() -> None:
+    doc = parse_pdf(_filing(), "acme-2023.pdf")
+    assert "| (Millions) | 2023 | 2022 |" in doc.text
+    assert "| Research and development | (45.0) | (41.3) |" in doc.text
+    assert "| Net sales | $ 762.7 | $ 650.1 |" in doc.text
+    pieces = [c for c in _chunks(size=14) if c.kind == "table"]
+    assert len(pieces) >= 2
+    for piece in pieces:
+        assert piece.text.split("\n")[0] == "| (Millions) | 2023 | 2022 |"
+    assert any("| Net income | 88.9 | 71.0 |" in p.text for p in pieces[1:])
+
+
+def test_document_properties_give_title_and_dates() -> None:
+    doc = parse_pdf(_filing(), "acme-2023.pdf")
+    assert doc.title == "Acme Annual Report 2023"
+    assert doc.metadata.extra["created"] == "2024-02-07"
+    assert pdf_date("D:20190207120000Z") == "2019-02-07" and pdf_date("yesterday") is None
+
+
+def test_outside_metadata_wins_over_document_properties() -> None:
+    doc = parse_pdf(_filing(), "acme-2023.pdf", {"title": "Annual report", "status": "superseded"})
+    assert doc.title == "Annual report" and doc.metadata.status == "superseded"
