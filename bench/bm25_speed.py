@@ -1,15 +1,15 @@
-"""BM25 speed on SciFact: our index against bm25s and rank_bm25, all fed the same tokens.
+"""Search speed on SciFact through the path users call: ``Desk.search``, text in, one query at a time.
 
-Measures indexing (docs/s), queries/s without a filter and with a filter that keeps ~10% of the
-documents, and the memory the index holds per thousand chunks (tracemalloc). Every library gets
-our tokenizer's tokens (lowercase words; ``--stopwords`` and ``--stem`` add English stopword removal
-and Snowball stemming, close to bm25s's own default pipeline), the same k1 and b and the
-Lucene idf (rank_bm25 through a subclass whose idf is Lucene's, so all three rank alike).
+Side by side in one run with bm25s (``retrieve`` on its own pre-tokenised queries, stemming and
+English stopwords, k 10, one thread), unfiltered and with document filters that keep 10% and 1% of
+the corpus. Ours is timed from the query text to the list of ``Candidate`` objects with their chunk
+text; bm25s is timed from token ids to document indices. Both rank with BM25 (Lucene idf, k1 1.5,
+b 0.75). The filters are tenants: each SciFact document is given one of 100 tenants; the 10% filter
+allows ten of them, the 1% filter one (bm25s gets the same rows as its ``weight_mask``).
 
-Filtered queries: ours filters before scoring (its default scope over chunks whose metadata keeps
-every tenth one current); bm25s gets the same mask as its ``weight_mask``; rank_bm25 multiplies its
-score array by the mask. rank_bm25 scores every document in Python per query term, so it runs a
-subset of the queries (stated in the table).
+Hybrid latency: ``Desk.search(method="hybrid")`` with the default settings (query embedded by
+MiniLM, BM25 and dense legs, fused), warm, one query at a time; p50 and p95 in ms. The dense vectors
+come from the store's embedding cache (``--seed-cache`` copies a cache made by ``evidencedesk beir``).
 
     python bench/bm25_speed.py --scifact ../shared/datasets/scifact
 """
@@ -17,13 +17,13 @@ subset of the queries (stated in the table).
 from __future__ import annotations
 
 import argparse
+import cProfile
 import gc
-import gzip
-import json
-import math
+import pstats
+import sqlite3
+import statistics
 import sys
 import time
-import tracemalloc
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,26 +33,32 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from evidencedesk.documents import Chunk, Metadata
-from evidencedesk.index.bm25 import BM25Index
-from evidencedesk.retrieval.lexical import BM25Searcher
-from evidencedesk.retrieval.rows import id_ranks, top_k
+from evidencedesk.config import Settings
+from evidencedesk.desk import EMBEDDINGS_FILE, Desk
+from evidencedesk.documents import Document, Metadata
+from evidencedesk.evaluation.beir import BEIR_CHUNKING, load_beir
 from evidencedesk.retrieval.scope import Scope
-from evidencedesk.text.tokenizer import Tokenizer
+from evidencedesk.store import Store
 from machine_info import machine
 
 K = 10
 K1, B = 1.5, 0.75
+TENANTS = 100
 RESULTS = Path(__file__).with_name("RESULTS.md")
+SECTION = "## Search speed through Desk.search on SciFact"
 
 
-def load_scifact(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    with gzip.open(folder / "corpus.jsonl.gz", "rt", encoding="utf-8") as f:
-        docs = [json.loads(line) for line in f]
-    test_ids = {line.split("\t")[0] for line in (folder / "qrels" / "test.tsv").read_text().splitlines()[1:]}
-    with (folder / "queries.jsonl").open(encoding="utf-8") as f:
-        queries = [q["text"] for q in map(json.loads, f) if q["_id"] in test_ids]
-    return docs, queries
+def tenant(n: int) -> str:
+    return f"t{n % TENANTS:02d}"
+
+
+def with_tenants(documents: list[Document]) -> list[Document]:
+    """Each document gets tenant ``t00`` .. ``t99`` in turn (everything else stays as BEIR gives it)."""
+    out = []
+    for n, d in enumerate(documents):
+        meta = Metadata(tenant=tenant(n))
+        out.append(Document(d.id, d.title, d.path, d.format, d.text, d.content_hash + tenant(n), meta))
+    return out
 
 
 def best_time(run: Callable[[], Any], repeat: int) -> float:
@@ -66,194 +72,229 @@ def best_time(run: Callable[[], Any], repeat: int) -> float:
     return min(times)
 
 
-def held_bytes(build: Callable[[], Any]) -> tuple[Any, int]:
-    """Build something and return it with the bytes it still holds (tracemalloc)."""
-    gc.collect()
-    tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    obj = build()
-    gc.collect()
-    after = tracemalloc.get_traced_memory()[0]
-    tracemalloc.stop()
-    return obj, after - before
+def copy_cache(source: Path, target: Path) -> None:
+    """Copy an embedding cache with SQLite's backup (safe while another process writes to it)."""
+    with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
+        src.backup(dst)
 
 
-def lucene_okapi() -> type:
-    from rank_bm25 import BM25Okapi
-
-    class LuceneOkapi(BM25Okapi):
-        """rank_bm25's BM25Okapi with Lucene's idf instead of its floored Robertson idf."""
-
-        def _calc_idf(self, nd: dict[str, int]) -> None:
-            for word, freq in nd.items():
-                self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
-
-    return LuceneOkapi
+def open_desk(scifact: Path, store_dir: Path, seed_cache: Path | None) -> tuple[Desk, list[str], int]:
+    data = load_beir(scifact, "test")
+    documents = with_tenants(data.documents)
+    if seed_cache is not None and seed_cache.is_file() and not (store_dir / EMBEDDINGS_FILE).exists():
+        store_dir.mkdir(parents=True, exist_ok=True)
+        copy_cache(seed_cache, store_dir / EMBEDDINGS_FILE)
+    with Store(store_dir) as store:
+        store.sync(documents, BEIR_CHUNKING, remove_missing=True)
+    return Desk(store_dir, settings=Settings()), list(data.queries.values()), len(documents)
 
 
-def run(folder: Path, repeat: int, rank_queries: int, tok: Tokenizer) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    import bm25s
+def hybrid_desk(args: argparse.Namespace, chunks: list[Any]) -> tuple[Desk, int]:
+    """The bench store for hybrid search, or (``--embedded-only``) a store of the abstracts whose
+    vectors are already in the cache, so that a run never waits for the corpus to be embedded."""
+    if not args.embedded_only:
+        return Desk(args.store, settings=Settings()), len(chunks)
+    from evidencedesk.index.embedders import default_embedder
+    from evidencedesk.index.embedding_cache import EmbeddingCache, text_hash
 
-    docs, queries = load_scifact(folder)
-    texts = [f"{d['title']} {d['text']}".strip() for d in docs]
-    every_tenth = [Metadata(status="current" if n % 10 == 0 else "superseded") for n in range(len(docs))]
-    chunks = [
-        Chunk(f"{d['_id']}:c0", d["_id"], t, metadata=m) for d, t, m in zip(docs, texts, every_tenth, strict=True)
-    ]
-    t_tok = best_time(lambda: [tok.tokenize(t) for t in texts], 1)
-    corpus_tokens = [tok.tokenize(t) for t in texts]
-    query_tokens = [list(dict.fromkeys(tok.tokenize(q))) for q in queries]  # a repeated query word counts once
-    mask = Scope().mask(chunks)
-    n = len(chunks)
+    where = args.store.with_name(args.store.name + "-embedded")
+    where.mkdir(parents=True, exist_ok=True)
+    seed = args.seed_cache
+    source = seed if seed is not None and seed.is_file() else args.store / EMBEDDINGS_FILE
+    copy_cache(source, where / EMBEDDINGS_FILE)
+    with EmbeddingCache(where / EMBEDDINGS_FILE) as cache:
+        model = default_embedder()
+        found = cache.get_many(model.name, [text_hash(c.text) for c in chunks], model.dim)
+    data = load_beir(args.scifact, "test")
+    keep = {c.doc_id for c in chunks if text_hash(c.text) in found}
+    documents = [d for d in with_tenants(data.documents) if d.id in keep]
+    with Store(where) as store:
+        store.sync(documents, BEIR_CHUNKING, remove_missing=True)
+    return Desk(where, settings=Settings()), len(documents)
 
-    # -- ours -------------------------------------------------------------------------------------------
-    index, ours_bytes = held_bytes(lambda: BM25Index(corpus_tokens, K1, B))
-    t_ours_index = best_time(lambda: BM25Index(corpus_tokens, K1, B), repeat)
-    t_ours_e2e = best_time(lambda: BM25Searcher(chunks, tok, K1, B), 1)
-    searcher = BM25Searcher(chunks, tok, K1, B)
-    tie = id_ranks([c.id for c in chunks])
-    everything = Scope.everything()
 
-    def ours_tokens(allowed: np.ndarray | None, key: Any) -> list[np.ndarray]:
-        out = []
-        for q in query_tokens:
-            rows, scores = index.scores(q, allowed, key)
-            out.append(top_k(rows, scores, K, tie)[0] if len(rows) else rows)
-        return out
-
-    searcher.search(queries[0], K)  # the default scope's mask is computed once and cached
-    searcher.search(queries[1], K)  # its second use builds the restricted postings
-    ours_q = best_time(lambda: ours_tokens(None, None), repeat)
-    ours_qf = best_time(lambda: ours_tokens(mask, "bench"), repeat)
-    ours_search = best_time(lambda: [searcher.search(q, K, everything) for q in queries], repeat)
-    ours_search_f = best_time(lambda: [searcher.search(q, K) for q in queries], repeat)
-    t_view = best_time(lambda: index.postings.restrict(mask), repeat)
-
-    # -- bm25s ------------------------------------------------------------------------------------------
-    def bm25s_build() -> Any:
-        r = bm25s.BM25(method="lucene", k1=K1, b=B)
-        r.index(corpus_tokens, show_progress=False)
-        return r
-
-    retriever, bm25s_bytes = held_bytes(bm25s_build)
-    t_bm25s_index = best_time(bm25s_build, repeat)
-    vocab = retriever.vocab_dict
-    bm_queries = [[t for t in q if t in vocab] for q in query_tokens]
-    weight = mask.astype(np.float32)
-    bm25s_q = best_time(lambda: retriever.retrieve(bm_queries, k=K, show_progress=False, n_threads=0), repeat)
-    bm25s_qf = best_time(
-        lambda: retriever.retrieve(bm_queries, k=K, show_progress=False, n_threads=0, weight_mask=weight), repeat
-    )
-    agree = sum(
-        list(ours) == list(theirs)
-        for ours, theirs in zip(ours_tokens(None, None), retriever.retrieve(bm_queries, k=K, show_progress=False)[0],
-                                strict=True)
-    )  # fmt: skip
-
-    # -- rank_bm25 ----------------------------------------------------------------------------------------
-    okapi_cls = lucene_okapi()
-    okapi, okapi_bytes = held_bytes(lambda: okapi_cls(corpus_tokens, k1=K1, b=B))
-    t_okapi_index = best_time(lambda: okapi_cls(corpus_tokens, k1=K1, b=B), 1)
-    subset = query_tokens[:rank_queries]
-
-    def okapi_run(allowed: np.ndarray | None) -> None:
-        for q in subset:
-            s = okapi.get_scores(q)
-            if allowed is not None:
-                s = s * allowed
-            np.argpartition(-s, K)[:K]
-
-    okapi_q = best_time(lambda: okapi_run(None), 1)
-    okapi_qf = best_time(lambda: okapi_run(mask), 1)
-
-    nq = len(queries)
-    rows = [
-        {"name": "ours (BM25Index, from tokens)", "index": n / t_ours_index, "q": nq / ours_q, "qf": nq / ours_qf,
-         "kib": ours_bytes / 1024 / (n / 1000), "nq": nq},
-        {"name": "ours (BM25Searcher.search, text in)", "index": n / t_ours_e2e, "q": nq / ours_search,
-         "qf": nq / ours_search_f, "kib": None, "nq": nq},
-        {"name": f"bm25s {bm25s.__version__} (lucene)", "index": n / t_bm25s_index, "q": nq / bm25s_q,
-         "qf": nq / bm25s_qf, "kib": bm25s_bytes / 1024 / (n / 1000), "nq": nq},
-        {"name": "rank_bm25 0.2.2 (Lucene idf)", "index": n / t_okapi_index, "q": len(subset) / okapi_q,
-         "qf": len(subset) / okapi_qf, "kib": okapi_bytes / 1024 / (n / 1000), "nq": len(subset)},
-    ]  # fmt: skip
-    notes = {
-        "docs": n,
-        "queries": nq,
-        "allowed": int(mask.sum()),
-        "tokenise_docs_per_s": n / t_tok,
-        "view_ms": t_view * 1000,
-        "agree": agree,
+def scopes() -> dict[str, Scope]:
+    return {
+        "none": Scope(),
+        "10%": Scope(tenants=[tenant(n) for n in range(TENANTS // 10)]),
+        "1%": Scope(tenants=[tenant(0)]),
     }
-    return rows, notes
 
 
-def ratio(value: float | None, ours: float | None) -> str:
-    return f"{value / ours:.2f}x" if value and ours else "-"
+def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    import bm25s
+    import Stemmer
+
+    desk, queries, n_docs = open_desk(args.scifact, args.store, args.seed_cache)
+    chunks = desk.chunks()
+    by_scope = scopes()
+    nq = len(queries)
+    out: dict[str, Any] = {"docs": n_docs, "queries": nq}
+
+    # -- ours: Desk.search, text in ---------------------------------------------------------------------
+    t = time.perf_counter()
+    desk.search(queries[0], k=K, method="bm25")
+    out["first_search_s"] = time.perf_counter() - t  # builds the BM25 index from the stored chunks
+    ours: dict[str, float] = {}
+    for name, scope in by_scope.items():
+        for q in queries[:3]:
+            desk.search(q, k=K, method="bm25", scope=scope)  # warm: the scope's mask and postings view
+        ours[name] = nq / best_time(lambda s=scope: [desk.search(q, k=K, method="bm25", scope=s) for q in queries],
+                                    args.repeat)  # fmt: skip
+    if args.profile:
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(3):
+            for q in queries:
+                desk.search(q, k=K, method="bm25")
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(18)
+
+    # -- bm25s: retrieve on its own tokens --------------------------------------------------------------
+    texts = [c.text for c in chunks]
+    stemmer = Stemmer.Stemmer("english")
+    corpus_ids = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
+    retriever = bm25s.BM25(method="lucene", k1=K1, b=B)
+    retriever.index(corpus_ids, show_progress=False)
+    query_tokens = bm25s.tokenize(queries, stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False)
+    vocab = retriever.vocab_dict
+    query_ids = [[vocab[w] for w in q if w in vocab] for q in query_tokens]
+    theirs: dict[str, float] = {}
+    single: dict[str, float] = {}
+    for name, scope in by_scope.items():
+        mask = None if name == "none" else scope.mask(chunks).astype(np.float32)
+
+        def retrieve(weight: np.ndarray | None = mask) -> Any:
+            return retriever.retrieve(query_ids, k=K, show_progress=False, n_threads=0, weight_mask=weight)
+
+        def one_by_one(weight: np.ndarray | None = mask) -> Any:
+            return [retriever.retrieve([q], k=K, show_progress=False, n_threads=0, weight_mask=weight)
+                    for q in query_ids]  # fmt: skip
+
+        retrieve()
+        theirs[name] = nq / best_time(retrieve, args.repeat)
+        single[name] = nq / best_time(one_by_one, args.repeat)
+    ours_top = [[c.chunk.doc_id for c in desk.search(q, k=K, method="bm25", scope=Scope.everything())]
+                for q in queries]  # fmt: skip
+    doc_ids = [c.doc_id for c in chunks]
+    theirs_top = retriever.retrieve(query_ids, k=K, show_progress=False)[0]
+    out["agree"] = sum(a == [doc_ids[i] for i in b] for a, b in zip(ours_top, theirs_top.tolist(), strict=True))
+    out["bm25s"] = bm25s.__version__
+
+    # -- hybrid latency ---------------------------------------------------------------------------------
+    desk.close()
+    hybrid: dict[str, float] = {}
+    if not args.no_hybrid:
+        hdesk, out["hybrid_docs"] = hybrid_desk(args, chunks)
+        t = time.perf_counter()
+        hdesk.search(queries[0], k=K)
+        out["hybrid_first_s"] = time.perf_counter() - t
+        for q in queries[: args.hybrid_queries]:
+            hdesk.search(q, k=K)  # warm
+        times = []
+        for q in queries[: args.hybrid_queries]:
+            t = time.perf_counter()
+            hdesk.search(q, k=K)
+            times.append((time.perf_counter() - t) * 1000)
+        hybrid = {"p50": statistics.median(times), "p95": float(np.percentile(times, 95)), "n": len(times)}
+        out["hybrid_method"] = hdesk.settings.retrieval.method
+        hdesk.close()
+    rows = [
+        {"name": "evidencedesk Desk.search, one query per call (text in)", **ours},
+        {"name": f"bm25s {out['bm25s']} retrieve, all queries in one call (token ids in)", **theirs},
+        {"name": f"bm25s {out['bm25s']} retrieve, one query per call (token ids in)", **single},
+        {"name": "ratio ours / bm25s all in one call", **{k: ours[k] / theirs[k] for k in ours}},
+        {"name": "ratio ours / bm25s one per call", **{k: ours[k] / single[k] for k in ours}},
+    ]
+    return rows, {**out, "hybrid": hybrid}
 
 
 def render(rows: list[dict[str, Any]], notes: dict[str, Any]) -> tuple[Table, str]:
-    ours = rows[0]
+    head = ["", "q/s no filter", "q/s 10% filter", "q/s 1% filter"]
     table = Table(title=f"BM25 on SciFact: {notes['docs']} docs, {notes['queries']} test queries, k={K}")
-    head = ["implementation", "index docs/s", "q/s no filter", "q/s 10% filter", "KiB per 1k chunks",
-            "q/s vs ours", "filtered q/s vs ours", "queries timed"]  # fmt: skip
     for h in head:
-        table.add_column(h, justify="left" if h == "implementation" else "right")
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        table.add_column(h, justify="left" if not h else "right")
+    lines = ["| " + " | ".join(head) + " |", "|---|---:|---:|---:|"]
     for r in rows:
-        cells = [
-            r["name"],
-            f"{r['index']:,.0f}",
-            f"{r['q']:,.0f}",
-            f"{r['qf']:,.0f}",
-            f"{r['kib']:,.0f}" if r["kib"] is not None else "-",
-            ratio(r["q"], ours["q"]),
-            ratio(r["qf"], ours["qf"]),
-            str(r["nq"]),
-        ]
+        fmt = "**{:.2f}x**" if r["name"].startswith("ratio") else "{:,.0f}"
+        cells = [r["name"], *(fmt.format(r[k]) for k in ("none", "10%", "1%"))]
         table.add_row(*cells)
         lines.append("| " + " | ".join(cells) + " |")
     return table, "\n".join(lines)
 
 
+def replace_section(text: str, section: str) -> str:
+    """``text`` with its section headed ``SECTION`` replaced by ``section`` (appended when absent)."""
+    start = text.find(SECTION)
+    if start < 0:
+        return text.rstrip("\n") + "\n\n" + section
+    end = text.find("\n## ", start + len(SECTION))
+    return text[:start] + section + (text[end + 1 :] if end >= 0 else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--scifact", type=Path, default=Path("../shared/datasets/scifact"), help="BEIR SciFact folder")
+    parser.add_argument("--store", type=Path, default=Path(".evidencedesk-beir/scifact-speed"), help="bench store")
+    parser.add_argument(
+        "--seed-cache", type=Path, default=Path(".evidencedesk-beir/scifact") / EMBEDDINGS_FILE,
+        help="an embedding cache to start the bench store's cache from (skips re-embedding)",
+    )  # fmt: skip
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest counts")
-    parser.add_argument("--rank-bm25-queries", type=int, default=30, help="queries for rank_bm25 (it is slow)")
-    parser.add_argument("--stopwords", action="store_true", help="drop English stopwords (all implementations)")
-    parser.add_argument("--stem", action="store_true", help="Snowball English stemming (all implementations)")
-    parser.add_argument("--no-append", action="store_true", help=f"do not append the table to {RESULTS.name}")
+    parser.add_argument("--hybrid-queries", type=int, default=300, help="queries timed for hybrid latency")
+    parser.add_argument("--no-hybrid", action="store_true", help="skip the hybrid latency (needs embeddings)")
+    parser.add_argument("--embedded-only", action="store_true",
+                        help="hybrid latency over the abstracts whose vectors are cached (no embedding)")  # fmt: skip
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of unfiltered Desk.search")
+    parser.add_argument("--no-write", action="store_true", help=f"do not write the section of {RESULTS.name}")
     args = parser.parse_args(argv)
-    tok = Tokenizer(stopwords="english" if args.stopwords else None, stem=args.stem)
-    if not (args.scifact / "corpus.jsonl.gz").exists():
-        print(f"no SciFact corpus under {args.scifact} (expected corpus.jsonl.gz); pass --scifact DIR", file=sys.stderr)
+    if not args.scifact.is_dir():
+        print(f"no SciFact folder at {args.scifact}; pass --scifact DIR", file=sys.stderr)
         return 1
     where = machine()
-    rows, notes = run(args.scifact, args.repeat, args.rank_bm25_queries, tok)
-    notes["tokenizer"] = tok.to_dict()
+    started = time.perf_counter()
+    rows, notes = run(args)
     table, markdown = render(rows, notes)
     console = Console()
     console.print(table)
+    ratio = rows[3]
+    verdict = (
+        "Targets, against bm25s with all queries in one call: "
+        f">= 1.5x unfiltered ({'met' if ratio['none'] >= 1.5 else 'NOT met'}), >= 2x with the 10% "
+        f"({'met' if ratio['10%'] >= 2 else 'NOT met'}) and 1% ({'met' if ratio['1%'] >= 2 else 'NOT met'}) filters."
+    )
+    hyb = notes["hybrid"]
+    hybrid_line = (
+        f"Hybrid (`Desk.search` with the default settings: {notes['hybrid_method']}) over {notes['hybrid_docs']:,} "
+        f"abstracts{' (those embedded so far)' if notes['hybrid_docs'] < notes['docs'] else ''}, warm, "
+        "one query at a time, "
+        f"{hyb['n']} queries: p50 {hyb['p50']:.2f} ms, p95 {hyb['p95']:.2f} ms "
+        f"(target p50 <= 10 ms: {'met' if hyb['p50'] <= 10 else 'NOT met'}); the first hybrid search after "
+        f"opening took {notes['hybrid_first_s']:.1f} s (builds both legs)."
+        if hyb
+        else "Hybrid latency not measured (--no-hybrid)."
+    )
     summary = (
-        f"Tokens (ours, fed to all): {notes['tokenizer']}, {notes['tokenise_docs_per_s']:,.0f} docs/s. "
-        f"Filter: default scope over metadata that keeps {notes['allowed']} of {notes['docs']} chunks. "
-        f"Restricted postings for a new scope are built on its second use ({notes['view_ms']:.1f} ms here). "
-        f"Same top-{K} ids as bm25s on {notes['agree']} of {notes['queries']} queries."
+        f"Same top-{K} documents as bm25s on {notes['agree']} of {notes['queries']} queries (unfiltered). "
+        f"The first BM25 search after opening the store took {notes['first_search_s']:.2f} s (index built from "
+        f"the stored chunks). {verdict}\n\n{hybrid_line}"
     )
     console.print(summary, highlight=False)
-    if not args.no_append:
+    if not args.no_write:
         command = "python bench/bm25_speed.py " + " ".join(argv if argv is not None else sys.argv[1:])
         stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         section = (
-            f"\n## BM25 speed on SciFact ({stamp})\n\n"
-            f"Machine: {where}.  \nCommand: `{command.strip()}`\n\n{markdown}\n\n{summary}\n"
+            f"{SECTION} (bench/bm25_speed.py)\n\n- command: `{command.strip()}`\n"
+            f"- date: {stamp}; machine: {where} (shared with other work, so absolute numbers are low; the "
+            f"ratios are measured in the same run); wall time {time.perf_counter() - started:.0f} s\n"
+            f"- ours: `Desk.search(text, k=10, method='bm25', scope=...)` over a store with the default settings "
+            f"(BM25 k1 {K1}, b {B}, English stemming and stopwords); bm25s: `retrieve` on token ids made by "
+            f"`bm25s.tokenize` (stemmer english, stopwords en), `weight_mask` for the filters, one thread.\n\n"
+            f"{markdown}\n\n{summary}\n"
         )
-        if not RESULTS.exists():
-            RESULTS.write_text("# Benchmark results\n", encoding="utf-8")
-        with RESULTS.open("a", encoding="utf-8") as f:
-            f.write(section)
-        console.print(f"appended to {RESULTS}", highlight=False)
+        old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
+        RESULTS.write_text(replace_section(old, section), encoding="utf-8")
+        console.print(f"wrote its section of {RESULTS}", highlight=False)
     return 0
 
 

@@ -68,7 +68,7 @@ def test_searcher_params_follow_the_settings(tmp_path: Path) -> None:
         }
     )
     params = searcher_params(settings, "hybrid", tmp_path / "e.sqlite")
-    assert params["legs"] == ["bm25", "lsa"] and params["depth"] == 30 and params["fusion"] == "rrf"
+    assert params["legs"] == ["bm25", "lsa"] and params["depth"] == 30 and params["fusion"] == "normalized"
     assert params["leg_params"]["bm25"]["stem"] is False and params["leg_params"]["lsa"] == {"rank": 20}
     chosen = searcher_params(settings, "hybrid", tmp_path / "e.sqlite", legs=["bm25", "tfidf"])
     assert chosen["legs"] == ["bm25", "tfidf"] and chosen["leg_params"]["tfidf"] == {}

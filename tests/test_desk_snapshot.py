@@ -69,8 +69,8 @@ def test_snapshot_with_other_settings_is_not_used(tmp_path: Path, docs: Path) ->
     with Desk(tmp_path / "store") as desk:
         desk.ingest(docs)
         desk.write_index(dense=False)
-    stemmed = Settings.model_validate({"retrieval": {"legs": [{"method": "bm25", "stem": True}]}})
-    with Desk(tmp_path / "store", settings=stemmed) as desk:
+    plain = Settings.model_validate({"retrieval": {"legs": [{"method": "bm25", "stem": False}]}})
+    with Desk(tmp_path / "store", settings=plain) as desk:
         assert "other BM25 or dense settings" in desk.snapshot_status()
         assert not desk.searcher_label("bm25").startswith("snapshot-")
     with Desk(tmp_path / "store") as desk:  # no vectors saved: dense is built in memory, bm25 mapped

@@ -44,17 +44,21 @@ class LegSettings(_Strict):
     depth: int = Field(50, ge=1, le=10_000)
     k1: float = Field(1.5, gt=0)
     b: float = Field(0.75, ge=0, le=1)
-    # plain words by default, as the retrieval library's own BM25; stemming plus English stopwords
-    # scores higher on SciFact (bench/RESULTS.md) and is one line of YAML away
-    stem: bool = False
-    stopwords: str | None = None
+    # BM25: Snowball stemming and stopword removal in each chunk's own language, measured best on SciFact's
+    # training split, squad2-dev and the example corpus (bench/defaults.py, bench/RESULTS.md). TF-IDF and
+    # LSA legs use them only when the leg sets stem or stopwords itself.
+    stem: bool = True
+    stopwords: str | None = "auto"  # "auto" (each chunk's language), "english" or null (keep every word)
+    language: str = "auto"  # stemmer: "auto" (each chunk's language) or a Snowball language name
     rank: int = Field(100, ge=1)  # LSA rank
     model: str = "minilm"  # dense: "minilm" (bundled) or a sentence-transformers name or path
     contextual: bool = False
 
 
 class FusionSettings(_Strict):
-    method: Literal["rrf", "normalized"] = "rrf"
+    # min-max normalised scores, equal weights: measured best on SciFact train, squad2-dev and the example
+    # corpus (bench/defaults.py); rrf is one line of YAML away
+    method: Literal["rrf", "normalized"] = "normalized"
     k: int = Field(60, ge=0)
     weights: list[float] | None = None
 

@@ -210,6 +210,7 @@ class Desk:
         self._chunks: list[Chunk] | None = None
         self._snap: tuple[Any, str] | None = None  # (snapshot or None, why) for self._build
         self._generators: dict[str, Generator] = {}
+        self._default_scope: Scope | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
@@ -232,8 +233,12 @@ class Desk:
 
     def build_id(self) -> int | None:
         """The store's latest build id; when it changed since the last call, cached indexes are dropped."""
-        build = self.store.latest_build()
-        current = build.id if build else None
+        quick = getattr(self.store, "latest_build_id", None)  # one cheap query: a search checks it every time
+        if quick is not None:
+            current = quick()
+        else:
+            build = self.store.latest_build()
+            current = build.id if build else None
         with self._lock:
             if current != self._build:
                 self._reset()
@@ -421,7 +426,9 @@ class Desk:
     def scope(self, scope: Scope | Mapping[str, Any] | None = None) -> Scope:
         """``scope`` as a Scope (default: the configured scope)."""
         if scope is None:
-            return self.settings.scope.to_scope()
+            if self._default_scope is None:
+                self._default_scope = self.settings.scope.to_scope()
+            return self._default_scope
         return Scope.from_dict(dict(scope)) if isinstance(scope, Mapping) else scope
 
     def search(

@@ -39,9 +39,15 @@ def leg_params(settings: Settings, method: str, cache_path: Path) -> dict[str, A
         return params
     if method in ("bm25", "tfidf", "lsa") and leg is not None:
         if method == "bm25":
-            return {"k1": leg.k1, "b": leg.b, "stem": leg.stem, "stopwords": leg.stopwords}
-        # TF-IDF and LSA keep their own word pattern unless the leg asks for stemming or stopwords
-        tokens = {"stem": leg.stem, "stopwords": leg.stopwords} if leg.stem or leg.stopwords else {}
+            return {"k1": leg.k1, "b": leg.b, "stem": leg.stem, "stopwords": leg.stopwords, "language": leg.language}
+        # TF-IDF and LSA keep their own word pattern unless the leg itself asks for stemming or stopwords
+        # (the stem and stopwords defaults are BM25's)
+        asked = {"stem", "stopwords"} & leg.model_fields_set
+        tokens = (
+            {"stem": leg.stem, "stopwords": leg.stopwords, "language": leg.language}
+            if asked and (leg.stem or leg.stopwords)
+            else {}
+        )
         if method == "lsa":
             return {"rank": leg.rank, **tokens}
         return tokens
@@ -109,7 +115,8 @@ def bm25_settings(settings: Settings) -> dict[str, Any]:
     from evidencedesk.text.tokenizer import Tokenizer
 
     leg = next((x for x in settings.retrieval.legs if x.method == "bm25"), LegSettings(method="bm25"))
-    return {"tokenizer": Tokenizer(stem=leg.stem, stopwords=leg.stopwords), "k1": leg.k1, "b": leg.b}
+    tokenizer = Tokenizer(stem=leg.stem, stopwords=leg.stopwords, language=leg.language)
+    return {"tokenizer": tokenizer, "k1": leg.k1, "b": leg.b}
 
 
 def dense_model(settings: Settings) -> str:

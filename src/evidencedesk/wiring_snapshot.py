@@ -35,7 +35,7 @@ def identity(settings: Settings) -> dict[str, Any]:
     """What a snapshot must have been written with to stand in for the in-memory searchers."""
     bm25, dense = _leg(settings, "bm25"), _leg(settings, "dense")
     return {
-        "tokenizer": Tokenizer(stem=bm25.stem, stopwords=bm25.stopwords).to_dict(),
+        "tokenizer": Tokenizer(stem=bm25.stem, stopwords=bm25.stopwords, language=bm25.language).to_dict(),
         "k1": bm25.k1,
         "b": bm25.b,
         "model": dense.model,

@@ -207,6 +207,25 @@ def test_scores_equal_trec_eval_and_keep_the_run_order() -> None:
     assert ours["ndcg@10"] == pytest.approx(sum(r["ndcg_cut_10"] for r in res.values()) / 3)
     assert ours["recall@100"] == pytest.approx(sum(r["recall_100"] for r in res.values()) / 3)
     assert ours["mrr@10"] == pytest.approx(sum(r["recip_rank"] for r in res.values()) / 3)  # every hit is in the top 10
-    # A tie keeps the order the searcher gave it (d1 first), where trec_eval would put d2 first.
+    # A tie is ordered as trec_eval orders it (document id descending: d2 first), whatever the run's order.
     tied = score_run({"q": {"d1": 1}}, {"q": {"d1": 0.5, "d2": 0.5}})
-    assert tied["mrr@10"] == 1.0
+    assert tied["mrr@10"] == 0.5
+
+
+def test_the_run_file_scores_what_the_command_reports(tmp_path: Path) -> None:
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    folder = write_beir(tmp_path / "tiny", gz=False)
+    run_file = tmp_path / "run.trec"
+    args = ["beir", str(folder), "--method", "bm25", "--store", str(tmp_path / "s"), "--run-out", str(run_file)]
+    result = CliRunner().invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    run: dict[str, dict[str, float]] = {}
+    for line in run_file.read_text(encoding="utf-8").splitlines():
+        qid, _, doc, _, score, _ = line.split(" ")
+        run.setdefault(qid, {})[doc] = float(score)
+    qrels = read_qrels(folder, "test")
+    res = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.100"}).evaluate(run)
+    judged = [res.get(q, {"ndcg_cut_10": 0.0, "recall_100": 0.0}) for q in qrels]
+    assert summary["ndcg@10"] == round(sum(r["ndcg_cut_10"] for r in judged) / len(judged), 4)
+    assert summary["recall@100"] == round(sum(r["recall_100"] for r in judged) / len(judged), 4)

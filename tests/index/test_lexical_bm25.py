@@ -267,3 +267,40 @@ def test_parity_with_rank_bm25_given_lucene_idf(scifact_tokens: tuple[list[list[
         mine, theirs = ours.score_all(q), ref.get_scores(q)
         assert np.allclose(mine, theirs, rtol=0, atol=1e-9)
         assert list(np.argsort(-mine, kind="stable")[:10]) == list(np.argsort(-theirs, kind="stable")[:10])
+
+
+def test_best_hint_keeps_the_true_top_k_on_a_large_index() -> None:
+    from evidencedesk.retrieval.rows import top_k
+
+    rng = np.random.default_rng(7)
+    vocab = [f"w{n}" for n in range(40)]
+    docs = [list(rng.choice(vocab, size=int(rng.integers(3, 30)))) for _ in range(6000)]
+    index = BM25Index(docs)
+    tie = np.arange(len(docs))
+    for query in (["w0", "w1", "w2"], ["w3"], vocab[:12]):
+        rows, scores = index.scores(query)
+        cut_rows, cut_scores = index.scores(query, best=10)
+        if len(query) > 1:
+            assert len(cut_rows) < len(rows)  # the floor did cut (one term's postings are returned as they are)
+        assert set(cut_rows.tolist()) <= set(rows.tolist())
+        want = top_k(rows, scores, 10, tie)
+        got = top_k(cut_rows, cut_scores, 10, tie)
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+
+
+def test_per_language_terms_match_each_chunk_in_its_own_language() -> None:
+    chunks = [
+        Chunk("de:c0", "de", "Die Fahrräder werden nach der Rücksendung geprüft.", metadata=Metadata(lang="de")),
+        Chunk("en:c0", "en", "Returned bikes are checked within five days.", metadata=Metadata(lang="en")),
+        Chunk("bn:c0", "bn", "ফেরত দেওয়া সাইকেল পাঁচ দিনের মধ্যে পরীক্ষা করা হয়।", metadata=Metadata(lang="bn")),
+    ]
+    auto = BM25Searcher(chunks, Tokenizer(stem=True, stopwords="auto", language="auto"))
+    english = BM25Searcher(chunks, Tokenizer(stem=True, stopwords="english"))
+    assert auto.langs == ["bn", "de", "en"]
+    # "Fahrrad" (singular) reaches "Fahrräder" only through the German stemmer
+    assert [c.chunk.id for c in auto.search("Fahrrad", 3, EVERYTHING)] == ["de:c0"]
+    assert english.search("Fahrrad", 3, EVERYTHING) == []
+    # English and Bangla queries find their chunks with either tokenizer
+    for searcher in (auto, english):
+        assert searcher.search("return bike", 1, EVERYTHING)[0].chunk.id == "en:c0"
+        assert searcher.search("সাইকেল ফেরত", 1, EVERYTHING)[0].chunk.id == "bn:c0"

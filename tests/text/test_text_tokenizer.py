@@ -81,3 +81,34 @@ def test_settings_round_trip_and_identity() -> None:
 
 def test_token_pattern_is_a_plain_re_pattern_for_scikit_learn() -> None:
     assert re.compile(token_pattern()).findall("ফেরত ও 5") == ["ফেরত", "ও", "5"]
+
+
+def test_auto_language_stems_and_drops_stopwords_in_each_texts_language() -> None:
+    tok = Tokenizer(stem=True, stopwords="auto", language="auto")
+    assert tok.per_language
+    # German: the German stemmer and the German stopword list ("die", "der", "nach" are stopwords)
+    assert tok.tokenize("Die Rücksendungen der Fahrräder nach dreißig", "de") == ["rucksend", "fahrrad", "dreissig"]
+    # the same words read as English are not stemmed the German way
+    assert "fahrrad" not in tok.tokenize("Die Rücksendungen der Fahrräder", "en")
+    assert tok.tokenize("The returns of the bikes", "en") == ["return", "bike"]
+    # Bangla has neither a Snowball stemmer nor a stopword list: it is tokenised as before
+    assert tok.tokenize(BANGLA, "bn") == Tokenizer().tokenize(BANGLA)
+
+
+def test_query_terms_cover_every_indexed_language_once() -> None:
+    tok = Tokenizer(stem=True, stopwords="auto", language="auto")
+    terms = tok.query_terms("Fahrräder returns", ["de", "en"])
+    assert "fahrrad" in terms and "return" in terms
+    assert len(terms) == len(set(terms))
+    # English stopwords stay out even though Bangla (also indexed) has no list; Bangla is not stemmed
+    assert set(tok.query_terms("can I return the bikes", ["bn", "en"])) == {"return", "bike", "bikes"}
+    fixed = Tokenizer(stem=True, stopwords="english")
+    assert not fixed.per_language
+    assert fixed.query_terms("the returns returns", ["de", "bn"]) == ["return"]
+
+
+def test_auto_settings_round_trip_and_unknown_language_is_refused() -> None:
+    tok = Tokenizer(stem=True, stopwords="auto", language="auto")
+    assert Tokenizer.from_dict(tok.to_dict()) == tok
+    with pytest.raises(ValueError, match="language"):
+        Tokenizer(stem=True, language="klingon")

@@ -25,24 +25,38 @@ def beir(
     run_out: Annotated[Path | None, typer.Option("--run-out", help="Write a TREC run file here.")] = None,
     k1: Annotated[float | None, typer.Option("--k1", help="BM25 k1 (default 1.5).")] = None,
     b: Annotated[float | None, typer.Option("--b", help="BM25 b (default 0.75).")] = None,
-    stem: Annotated[bool, typer.Option("--stem/--no-stem", help="English stemming for lexical methods.")] = True,
+    stem: Annotated[
+        bool | None, typer.Option("--stem/--no-stem", help="Stemming for lexical methods (default: the settings').")
+    ] = None,
     stopwords: Annotated[
-        bool, typer.Option("--stopwords/--no-stopwords", help="Drop English stopwords in lexical methods.")
-    ] = True,
+        bool | None,
+        typer.Option("--stopwords/--no-stopwords", help="Drop stopwords in lexical methods (default: the settings')."),
+    ] = None,
     contextual: Annotated[
-        bool, typer.Option("--contextual/--no-contextual", help="Embed 'title > headings' before each chunk.")
-    ] = False,
-    fusion: Annotated[str, typer.Option("--fusion", help="Hybrid fusion: rrf or normalized.")] = "rrf",
+        bool | None,
+        typer.Option("--contextual/--no-contextual", help="Embed 'title > headings' before each chunk."),
+    ] = None,
+    fusion: Annotated[
+        str | None, typer.Option("--fusion", help="Hybrid fusion: rrf or normalized (default: the settings').")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Score a method on a BEIR dataset; the corpus is stored once and its embeddings cached in the store."""
+    """Score a method on a BEIR dataset; the corpus is stored once and its embeddings cached in the store.
+
+    Every setting not given as a flag comes from the configuration (evidencedesk.yaml or the defaults).
+    """
+    from evidencedesk.config import load_settings
     from evidencedesk.evaluation.beir import run_beir, searcher_params
 
+    settings = load_settings()
+    bm25_leg = next((x for x in settings.retrieval.legs if x.method == "bm25"), None)
+    dense_leg = next((x for x in settings.retrieval.legs if x.method == "dense"), None)
+    fusion = fusion or settings.retrieval.fusion.method
     if method not in METHODS:
         fail(f"--method: unknown method {method!r}; choose from {', '.join(METHODS)}", 2)
     if fusion not in ("rrf", "normalized"):
         fail(f"--fusion: must be rrf or normalized, got {fusion!r}", 2)
-    if fusion != "rrf" and method != "hybrid":
+    if fusion != settings.retrieval.fusion.method and method != "hybrid":
         fail("--fusion: only for --method hybrid", 2)
     if (k1 is not None or b is not None) and method not in ("bm25", "hybrid"):
         fail("--k1/--b: only for --method bm25 or hybrid", 2)
@@ -50,10 +64,25 @@ def beir(
         fail(f"DATASET_DIR: {dataset_dir} is not a folder", 2)
     store_dir = store if store is not None else DEFAULT_BEIR_STORES / dataset_dir.resolve().name
     params: dict[str, Any] = searcher_params(
-        method, store_dir, k1=k1, b=b, stem=stem, stopwords=stopwords, contextual=contextual, progress=not as_json
+        method,
+        store_dir,
+        k1=k1 if k1 is not None else (bm25_leg.k1 if bm25_leg else None),
+        b=b if b is not None else (bm25_leg.b if bm25_leg else None),
+        stem=stem if stem is not None else (bm25_leg.stem if bm25_leg else True),
+        stopwords=stopwords if stopwords is not None else (bm25_leg is None or bm25_leg.stopwords is not None),
+        stopword_list=(bm25_leg.stopwords if bm25_leg and bm25_leg.stopwords else "english"),
+        language=bm25_leg.language if bm25_leg else "english",
+        contextual=contextual if contextual is not None else bool(dense_leg and dense_leg.contextual),
+        embedder=dense_leg.model if dense_leg else None,
+        progress=not as_json,
     )
     if method == "hybrid":
         params["fusion"] = fusion
+        params["depth"] = max(x.depth for x in settings.retrieval.legs)
+        if fusion == "rrf":
+            params["rrf_k"] = settings.retrieval.fusion.k
+        elif settings.retrieval.fusion.weights is not None:
+            params["weights"] = settings.retrieval.fusion.weights
     if not as_json:
         err_console.print(f"running {method} on {dataset_dir} ({split}); store {store_dir}", highlight=False)
     try:

@@ -180,10 +180,10 @@ def doc_run(
 def score_run(qrels: Qrels, run: DocRun) -> dict[str, float]:
     """nDCG@10, recall@100 and MRR@10 averaged over the judged queries (trec_eval definitions).
 
-    Documents are taken in the run's own order, the order the searcher returned them. Only equal
-    scores can differ from trec_eval, which re-sorts a tie by document id (descending).
+    Documents are ranked as trec_eval ranks a run file: by score, equal scores by document id
+    (descending), so the numbers are exactly what trec_eval gives for ``write_trec_run``'s file.
     """
-    ranked = {qid: list(docs) for qid, docs in run.items()}
+    ranked = {qid: trec_order(docs) for qid, docs in run.items()}
     return {
         "ndcg@10": mean(ndcg(qrels, ranked, 10)),
         "recall@100": mean(recall(qrels, ranked, 100)),
@@ -191,15 +191,21 @@ def score_run(qrels: Qrels, run: DocRun) -> dict[str, float]:
     }
 
 
+def trec_order(docs: Mapping[str, float]) -> list[str]:
+    """Document ids as trec_eval orders them: score descending, then document id descending."""
+    return [doc for doc, _ in sorted(docs.items(), key=lambda item: (item[1], item[0]), reverse=True)]
+
+
 def write_trec_run(run: DocRun, path: str | Path, tag: str) -> Path:
-    """``qid Q0 docid rank score tag`` lines in the run's order (rank 1 first)."""
+    """``qid Q0 docid rank score tag`` lines, rank 1 first, in trec_eval's order (``trec_order``);
+    scores are written in full (``repr``), so reading the file back gives the same ranking."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tag = "".join(ch for ch in tag if not ch.isspace()) or "evidencedesk"
     with path.open("w", encoding="utf-8") as fh:
         for qid, docs in run.items():
-            for rank, (doc, score) in enumerate(docs.items(), 1):
-                fh.write(f"{qid} Q0 {doc} {rank} {score:.6f} {tag}\n")
+            for rank, doc in enumerate(trec_order(docs), 1):
+                fh.write(f"{qid} Q0 {doc} {rank} {float(docs[doc])!r} {tag}\n")
     return path
 
 
@@ -212,12 +218,17 @@ def searcher_params(
     stopwords: bool = True,
     contextual: bool = False,
     progress: bool = False,
+    stopword_list: str = "english",
+    language: str = "english",
+    embedder: str | None = None,
 ) -> dict[str, Any]:
-    """``make_searcher`` parameters for a BEIR run: English stemming and stopwords for lexical legs,
-    the store's embedding cache for dense legs."""
-    lexical: dict[str, Any] = {"stem": stem, "stopwords": "english" if stopwords else None}
+    """``make_searcher`` parameters for a BEIR run: stemming and stopwords for lexical legs (English
+    unless ``stopword_list``/``language`` say ``auto``), the store's embedding cache for dense legs."""
+    lexical: dict[str, Any] = {"stem": stem, "stopwords": stopword_list if stopwords else None, "language": language}
     bm25 = {**lexical, **({"k1": k1} if k1 is not None else {}), **({"b": b} if b is not None else {})}
     dense: dict[str, Any] = {"contextual": contextual, "progress": progress}
+    if embedder is not None and embedder != "minilm":
+        dense["embedder"] = embedder
     if store_dir is not None:
         dense["cache_path"] = Path(store_dir) / EMBEDDINGS_FILE
     if method == "bm25":

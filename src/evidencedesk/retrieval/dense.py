@@ -12,7 +12,7 @@ import numpy as np
 from evidencedesk.documents import Chunk
 from evidencedesk.index.ann import AnnIndex
 from evidencedesk.index.dense import DenseIndex
-from evidencedesk.index.embedders import Embedder, default_embedder
+from evidencedesk.index.embedders import Embedder, default_embedder, embed_query
 from evidencedesk.index.embedding_cache import EmbeddingCache, embed_cached
 from evidencedesk.retrieval.candidates import Candidate, ranked
 from evidencedesk.retrieval.contextual import index_text
@@ -124,7 +124,7 @@ class DenseSearcher:
         return self._mask_cache[1]
 
     def embed_query(self, query: str) -> np.ndarray:
-        return self.embedder.embed([query])[0]
+        return embed_query(self.embedder, query)
 
     def search(self, query: str, k: int = 10, scope: Scope | None = None) -> list[Candidate]:
         if k < 1:

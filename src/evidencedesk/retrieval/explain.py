@@ -32,4 +32,4 @@ def explain(searcher: BM25Searcher, query: str, chunk_id: str) -> list[TermScore
     row = searcher.row_of.get(chunk_id)
     if row is None:
         raise ValueError(f"chunk_id: {chunk_id!r} is not in this index")
-    return searcher.index.explain(searcher.tokenizer.tokenize(query), row)
+    return searcher.index.explain(searcher.query_terms(query), row)

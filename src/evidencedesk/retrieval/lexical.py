@@ -45,7 +45,7 @@ class BM25Searcher(RowSearcher):
         chunks = list(chunks)
         self.index = BM25Index((), k1=k1, b=b)  # validates k1 and b before any tokenising
         super().__init__(chunks)
-        self.index.add(self.tokenizer.tokenize(c.text) for c in self.chunks)
+        self.index.add(self._terms(self.chunks))
 
     @property
     def k1(self) -> float:
@@ -59,11 +59,28 @@ class BM25Searcher(RowSearcher):
         """What makes two BM25 indexes over the same chunks interchangeable."""
         return {"method": self.name, "k1": self.k1, "b": self.b, "tokenizer": self.tokenizer.to_dict()}
 
-    def _score(self, query: str, allowed: np.ndarray, key: Hashable) -> tuple[np.ndarray, np.ndarray]:
-        return self.index.scores(self.tokenizer.tokenize(query), allowed, key)
+    def _terms(self, chunks: Sequence[Chunk]) -> Iterable[list[str]]:
+        """Each chunk's terms, in its own language when the tokenizer is per-language."""
+        tokenize = self.tokenizer.tokenize
+        if not self.tokenizer.per_language:
+            return (tokenize(c.text) for c in chunks)
+        return (tokenize(c.text, c.metadata.lang) for c in chunks)
+
+    def _reindex(self) -> None:
+        super()._reindex()
+        self.langs = sorted({c.metadata.lang for c in self.chunks}) if self.tokenizer.per_language else []
+
+    def query_terms(self, query: str) -> list[str]:
+        """The query's distinct terms (in every language of the indexed chunks when per-language)."""
+        return self.tokenizer.query_terms(query, self.langs)
+
+    def _score(
+        self, query: str, allowed: np.ndarray, key: Hashable, best: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return self.index.scores(self.query_terms(query), allowed, key, best)
 
     def _add_rows(self, chunks: Sequence[Chunk]) -> None:
-        self.index.add(self.tokenizer.tokenize(c.text) for c in chunks)
+        self.index.add(self._terms(chunks))
 
     def _keep_rows(self, keep: np.ndarray) -> None:
         self.index.keep(keep)
@@ -98,7 +115,9 @@ class TfidfSearcher(RowSearcher):
     def identity(self) -> dict[str, Any]:
         return {"method": self.name, **self.config}
 
-    def _score(self, query: str, allowed: np.ndarray, key: Hashable) -> tuple[np.ndarray, np.ndarray]:
+    def _score(
+        self, query: str, allowed: np.ndarray, key: Hashable, best: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         return self.index.scores(query, allowed)
 
     def _add_rows(self, chunks: Sequence[Chunk]) -> None:
@@ -140,7 +159,9 @@ class LsaSearcher(RowSearcher):
     def identity(self) -> dict[str, Any]:
         return {"method": self.name, **self.config}
 
-    def _score(self, query: str, allowed: np.ndarray, key: Hashable) -> tuple[np.ndarray, np.ndarray]:
+    def _score(
+        self, query: str, allowed: np.ndarray, key: Hashable, best: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         return self.index.scores(query, allowed)
 
     def _add_rows(self, chunks: Sequence[Chunk]) -> None:

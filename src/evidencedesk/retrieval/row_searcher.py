@@ -45,8 +45,11 @@ class RowSearcher:
         self._reindex()
 
     # -- subclass hooks ------------------------------------------------------------------------------
-    def _score(self, query: str, allowed: np.ndarray, key: Hashable) -> tuple[np.ndarray, np.ndarray]:
-        """``(rows, scores)`` of the allowed rows with a positive score; ``key`` names the mask."""
+    def _score(
+        self, query: str, allowed: np.ndarray, key: Hashable, best: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, scores)`` of the allowed rows with a positive score; ``key`` names the mask. With
+        ``best``, rows that cannot rank among the ``best`` highest scores may be left out."""
         raise NotImplementedError
 
     def _add_rows(self, chunks: Sequence[Chunk]) -> None:
@@ -78,7 +81,8 @@ class RowSearcher:
             raise ValueError(f"query: must be a string, got {type(query).__name__}")
         if not self.chunks or not query.strip():
             return []
-        rows, scores = self._score(query, self.masks.mask(scope), self.masks.key(scope))
+        key = self.masks.key(scope)
+        rows, scores = self._score(query, self.masks.mask(key[0]), key, k)
         if not len(rows):
             return []
         rows, scores = top_k(rows, scores, k, self._tie)

@@ -19,6 +19,8 @@ from evidencedesk.retrieval.scope import Scope
 
 _NO_DAY = -(2**62)
 _MAX_CACHED = 32
+_SAMPLE = 256  # top_k: rows sampled to find a floor under the k-th best score
+_SAMPLED = 4 * _SAMPLE  # ... when more rows than this compete
 
 
 class _Column:
@@ -149,6 +151,13 @@ def top_k(rows: np.ndarray, scores: np.ndarray, k: int, tie: np.ndarray) -> tupl
     """
     if k < 1:
         raise ValueError(f"k: must be at least 1, got {k}")
+    if len(rows) > _SAMPLED and k * 16 < len(rows):
+        # The k-th best score of any subset is at most the k-th best of all rows, so every row of the
+        # top k (ties included) scores at least that much: keep only those before the exact selection.
+        sample = scores[:: len(rows) // _SAMPLE]
+        floor = np.partition(sample, len(sample) - k)[len(sample) - k]
+        keep = (scores >= floor).nonzero()[0]
+        rows, scores = rows[keep], scores[keep]
     if len(rows) > k:
         best = np.argpartition(-scores, k - 1)[:k]
         kth = scores[best].min()

@@ -35,6 +35,7 @@ from evidencedesk.index.bm25 import BM25Index
 from evidencedesk.index.bm25_files import MappedBM25, save_bm25
 from evidencedesk.index.counts import TermCounts
 from evidencedesk.index.dense import DenseIndex
+from evidencedesk.index.embedders import embed_query
 from evidencedesk.index.string_table import StringTable, load_mapped, write_strings
 from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.row_searcher import check_k
@@ -95,7 +96,10 @@ def write_snapshot(
                     values[name].append(value)
                 days.append(RowMasks.days(m))
             with clock("tokenize"):
-                tokens = [tokenizer.tokenize(c.text) for c in batch]
+                if tokenizer.per_language:
+                    tokens = [tokenizer.tokenize(c.text, c.metadata.lang) for c in batch]
+                else:
+                    tokens = [tokenizer.tokenize(c.text) for c in batch]
             with clock("count"):
                 counts.add(tokens)
             del tokens
@@ -218,6 +222,8 @@ class Snapshot:
             raise SnapshotError(f"{self.directory}: the id table does not match the manifest's {self.n_rows} rows")
         self.masks = RowMasks.from_arrays(self.manifest["columns"], arrays)
         self.tokenizer = Tokenizer.from_dict(self.manifest["tokenizer"])
+        # the languages of the indexed chunks: a per-language tokenizer reads a query in each of them
+        self.langs: list[str] = sorted(self.manifest["columns"]["langs"]) if self.tokenizer.per_language else []
 
     def __len__(self) -> int:
         return self.n_rows
@@ -287,9 +293,10 @@ class SnapshotSearcher:
         if not mask.any():
             return np.empty(0, dtype=np.int64), np.empty(0)
         if self.method == "bm25":
-            rows, scores = self.snapshot.bm25.scores(self.snapshot.tokenizer.tokenize(str(query)), mask, key)
+            terms = self.snapshot.tokenizer.query_terms(str(query), self.snapshot.langs)
+            rows, scores = self.snapshot.bm25.scores(terms, mask, key, k)
             return top_k(rows, scores, k, self.snapshot.tie) if len(rows) else (rows, scores)
-        vector = self.embedder.embed([query])[0] if isinstance(query, str) else query
+        vector = embed_query(self.embedder, query) if isinstance(query, str) else query
         index = self.snapshot.ann if self.method == "dense-ann" else self.snapshot.dense
         return index.search(vector, k, mask)
 

@@ -214,6 +214,11 @@ class StoreBase(ABC):
         """The distinct tenants of the stored documents, sorted."""
         return sorted(str(r["tenant"]) for r in self._rows("SELECT DISTINCT tenant FROM documents"))
 
+    def latest_build_id(self) -> int | None:
+        """The latest build's id without reading its report (a search checks it on every call)."""
+        rows = self._rows("SELECT MAX(id) AS id FROM builds")
+        return None if not rows or rows[0]["id"] is None else int(rows[0]["id"])
+
     # -- traces ---------------------------------------------------------------------------------
     # ``owner`` names the API key that made a record (None: made outside the service); a read with
     # an owner returns only that key's records.

@@ -24,9 +24,25 @@ def stem(word: str) -> str:
     return stemmer("english").stemWord(word) if word.isascii() else word
 
 
+# ISO 639-1 language codes (the ``lang`` of a document) to Snowball stemmer names
+SNOWBALL = {
+    "ar": "arabic", "hy": "armenian", "eu": "basque", "ca": "catalan", "cs": "czech", "da": "danish",
+    "nl": "dutch", "en": "english", "eo": "esperanto", "et": "estonian", "fi": "finnish", "fr": "french",
+    "de": "german", "el": "greek", "hi": "hindi", "hu": "hungarian", "id": "indonesian", "ga": "irish",
+    "it": "italian", "lt": "lithuanian", "ne": "nepali", "no": "norwegian", "nb": "norwegian",
+    "fa": "persian", "pl": "polish", "pt": "portuguese", "ro": "romanian", "ru": "russian", "sr": "serbian",
+    "st": "sesotho", "es": "spanish", "sv": "swedish", "ta": "tamil", "tr": "turkish", "yi": "yiddish",
+}  # fmt: skip
+
+
+def snowball_name(lang: str) -> str | None:
+    """The Snowball stemmer for an ISO 639-1 language code, or None when Snowball has none (Bangla)."""
+    return SNOWBALL.get((lang or "en").split("-")[0].lower())
+
+
 def stem_words(words: list[str], language: str = "english") -> list[str]:
     """Stems of ``words`` in ``language``, in order."""
     return stemmer(language).stemWords(words) if words else []
 
 
-__all__ = ["languages", "stem", "stem_words", "stemmer"]
+__all__ = ["SNOWBALL", "languages", "snowball_name", "stem", "stem_words", "stemmer"]

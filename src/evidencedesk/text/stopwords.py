@@ -16,8 +16,10 @@ _FUNCTION_WORDS = """a an and are as at be been but by can could do does did for
     we were what when where which who why will with would you your yes also any all only just more most"""
 STOPWORDS = frozenset(_FUNCTION_WORDS.split())
 
-STOPWORD_LISTS = ("english",)
-"""Names a tokenizer accepts: ``english`` is scikit-learn's list."""
+STOPWORD_LISTS = ("english", "auto")
+"""Names a tokenizer accepts: ``english`` is scikit-learn's list; ``auto`` is each text's language's
+list (``language_stopwords``)."""
+DEFAULT_LANG = "en"
 
 
 @cache
@@ -30,4 +32,27 @@ def stopword_list(name: str) -> frozenset[str]:
     raise ValueError(f"stopwords: must be one of {', '.join(STOPWORD_LISTS)} or None, got {name!r}")
 
 
-__all__ = ["STOPWORDS", "STOPWORD_LISTS", "stopword_list"]
+@cache
+def language_stopwords(lang: str) -> frozenset[str]:
+    """The stopwords of an ISO 639-1 language code: scikit-learn's list for English (its 318 words
+    score higher on English development sets than the 1,333 of the ``stop-words`` package), the
+    ``stop-words`` package's list for its 32 other languages, none for a language it lacks (Bangla)."""
+    from stop_words import LANGUAGE_MAPPING, get_stop_words
+
+    from evidencedesk.text.words import normalize_text
+
+    code = (lang or DEFAULT_LANG).split("-")[0].lower()
+    if code == "en":
+        return stopword_list("english")
+    if code not in LANGUAGE_MAPPING:
+        return frozenset()
+    return frozenset(normalize_text(w).lower() for w in get_stop_words(code))
+
+
+@cache
+def union_stopwords(langs: tuple[str, ...]) -> frozenset[str]:
+    """Every stopword of the given languages (a query read in all of them drops each one)."""
+    return frozenset().union(*(language_stopwords(lang) for lang in langs))
+
+
+__all__ = ["DEFAULT_LANG", "STOPWORDS", "STOPWORD_LISTS", "language_stopwords", "stopword_list", "union_stopwords"]

@@ -2,17 +2,33 @@
 
 Words come from ``text.words`` (the one word pattern), stems from ``text.stems`` and stopword
 lists from ``text.stopwords``, so an index and the answering stage read text the same way.
+
+Languages: ``language="auto"`` stems each text in its own language (the ``lang`` code of its
+document: ``en`` English, ``de`` German, ... any language Snowball has; a language without a Snowball
+stemmer, such as Bangla, is left unstemmed), and ``stopwords="auto"`` drops that language's stopwords
+(``language_stopwords``: none for a language without a list, such as Bangla). A query has no
+language of its own: ``query_terms`` reads it in every language of the index, drops a word that is a
+stopword in any of them and keeps each distinct term once.
 A tokenizer's settings are part of an index's identity: ``to_dict``/``from_dict`` round-trip them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from evidencedesk.text.stems import languages, stem_words
-from evidencedesk.text.stopwords import STOPWORD_LISTS, stopword_list
+from evidencedesk.text.stems import languages, snowball_name, stem_words
+from evidencedesk.text.stopwords import (
+    DEFAULT_LANG,
+    STOPWORD_LISTS,
+    language_stopwords,
+    stopword_list,
+    union_stopwords,
+)
 from evidencedesk.text.words import normalize_text, word_regex
+
+AUTO = "auto"
 
 
 @dataclass(frozen=True)
@@ -21,8 +37,8 @@ class Tokenizer:
 
     ``lowercase``: fold case (``str.lower``). ``min_length``: drop shorter words (2 reproduces
     scikit-learn's default ``token_pattern``, which drops one-character words). ``stopwords``:
-    the name of a stopword list (``"english"``) or None. ``stem``: Snowball stemming with PyStemmer
-    in ``language``.
+    the name of a stopword list (``"english"``), ``"auto"`` (each text's own language) or None.
+    ``stem``: Snowball stemming with PyStemmer in ``language`` (a Snowball name, or ``"auto"``).
     """
 
     lowercase: bool = True
@@ -37,18 +53,25 @@ class Tokenizer:
             raise ValueError(f"min_length: must be an integer >= 1, got {self.min_length!r}")
         if self.stopwords is not None and self.stopwords not in STOPWORD_LISTS:
             raise ValueError(f"stopwords: must be one of {', '.join(STOPWORD_LISTS)} or None, got {self.stopwords!r}")
-        if self.stem and self.language not in languages():
+        if self.stem and self.language != AUTO and self.language not in languages():
             raise ValueError(
-                f"language: no Snowball stemmer for {self.language!r}; choose from {', '.join(languages())}"
+                f"language: no Snowball stemmer for {self.language!r}; choose auto or one of {', '.join(languages())}"
             )
-        object.__setattr__(self, "_stop", stopword_list(self.stopwords) if self.stopwords else frozenset())
+        fixed = self.stopwords is not None and self.stopwords != AUTO
+        object.__setattr__(self, "_stop", stopword_list(self.stopwords) if fixed else frozenset())
+
+    @property
+    def per_language(self) -> bool:
+        """Whether terms depend on the text's language (``auto`` stemming or stopwords)."""
+        return self.stopwords == AUTO or (self.stem and self.language == AUTO)
 
     def words(self, text: str) -> list[str]:
         """The words of ``text`` as written (after Unicode normalisation), before any other step."""
         return word_regex().findall(normalize_text(text))
 
-    def tokenize(self, text: str) -> list[str]:
-        """The terms of ``text`` in order, repeats kept."""
+    def tokenize(self, text: str, lang: str = DEFAULT_LANG) -> list[str]:
+        """The terms of ``text`` in order, repeats kept; ``lang`` (an ISO 639-1 code) matters only
+        for ``auto`` stemming or stopwords."""
         if not text:
             return []
         text = normalize_text(text)
@@ -57,11 +80,36 @@ class Tokenizer:
         words = word_regex().findall(text)
         if self.min_length > 1:
             words = [w for w in words if len(w) >= self.min_length]
-        if self._stop:
-            words = [w for w in words if w not in self._stop]
+        stop = language_stopwords(lang) if self.stopwords == AUTO else self._stop
+        if stop:
+            words = [w for w in words if w not in stop]
         if self.stem:
-            words = stem_words(words, self.language)
+            language = snowball_name(lang) if self.language == AUTO else self.language
+            if language is not None:
+                words = stem_words(words, language)
         return words
+
+    def query_terms(self, text: str, langs: Iterable[str] = (DEFAULT_LANG,)) -> list[str]:
+        """A query's distinct terms, first-seen order: its terms in each of ``langs`` (the languages of
+        the indexed texts) when the tokenizer is per-language, else its terms once."""
+        if not self.per_language:
+            return list(dict.fromkeys(self.tokenize(text)))
+        langs = tuple(dict.fromkeys(langs)) or (DEFAULT_LANG,)
+        text = normalize_text(text)
+        words = word_regex().findall(text.lower() if self.lowercase else text)
+        if self.min_length > 1:
+            words = [w for w in words if len(w) >= self.min_length]
+        # a word that is a stopword in any indexed language is not a query term in any of them
+        stop = union_stopwords(langs) if self.stopwords == AUTO else self._stop
+        if stop:
+            words = [w for w in words if w not in stop]
+        if not self.stem or not words:
+            return list(dict.fromkeys(words))
+        terms: dict[str, None] = {}
+        names = [snowball_name(lang) for lang in langs] if self.language == AUTO else [self.language]
+        for name in dict.fromkeys(names):
+            terms.update(dict.fromkeys(stem_words(words, name) if name is not None else words))
+        return list(terms)
 
     __call__ = tokenize
 

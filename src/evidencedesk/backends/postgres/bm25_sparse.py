@@ -71,8 +71,8 @@ class BM25Encoder:
         return {"k1": self.k1, "b": self.b, "tokenizer": self.tokenizer.to_dict()}
 
     # -- document side -------------------------------------------------------------------------------
-    def counts(self, text: str) -> TermCounts:
-        terms = self.tokenizer.tokenize(text)
+    def counts(self, text: str, lang: str = "en") -> TermCounts:
+        terms = self.tokenizer.tokenize(text, lang)
         return TermCounts(len(terms), Counter(terms))
 
     def weight(self, tf: int, length: int, avgdl: float) -> float:
@@ -86,9 +86,10 @@ class BM25Encoder:
                             SPARSE_DIM)  # fmt: skip
 
     # -- query side ----------------------------------------------------------------------------------
-    def query_terms(self, query: str) -> list[str]:
-        """The distinct terms of a query in first-seen order (a repeated term counts once)."""
-        return list(dict.fromkeys(self.tokenizer.tokenize(query)))
+    def query_terms(self, query: str, langs: Sequence[str] = ("en",)) -> list[str]:
+        """The distinct terms of a query in first-seen order (a repeated term counts once), read in each
+        of ``langs`` (the stored chunks' languages) when the tokenizer is per-language."""
+        return self.tokenizer.query_terms(query, langs)
 
     @staticmethod
     def idf(n_chunks: int, df: Sequence[int]) -> np.ndarray:

@@ -25,7 +25,7 @@ from evidencedesk.backends.postgres.rows import CHUNK_SELECT, chunk_from_record
 from evidencedesk.backends.postgres.scope_sql import limit_tenants, scope_condition
 from evidencedesk.backends.postgres.store import PgStore
 from evidencedesk.documents import Chunk
-from evidencedesk.index.embedders import Embedder, default_embedder
+from evidencedesk.index.embedders import Embedder, default_embedder, embed_query
 from evidencedesk.retrieval.candidates import Candidate, ranked
 from evidencedesk.retrieval.row_searcher import check_k
 from evidencedesk.retrieval.scope import Scope
@@ -120,10 +120,21 @@ class PgBM25Searcher:
         self.tenant_statistics = tenant_statistics
         self.last_path = ""  # which plan answered the last search: "index", "bounded" or "scan"
         self.last_reads = 0  # how many reads the last search needed to prove its top k exact
+        self._lang_list: list[str] | None = None
 
     @property
     def tokenizer(self) -> Tokenizer:
         return self.store.encoder.tokenizer
+
+    def _langs(self) -> list[str]:
+        """The stored chunks' languages, read once per searcher (a per-language tokenizer needs them)."""
+        if not self.tokenizer.per_language:
+            return ["en"]
+        if self._lang_list is None:
+            with self.store.pool.connection() as conn:
+                rows = conn.execute("SELECT DISTINCT lang FROM chunks ORDER BY lang").fetchall()
+            self._lang_list = [r[0] if isinstance(r, tuple) else r["lang"] for r in rows] or ["en"]
+        return self._lang_list
 
     @property
     def k1(self) -> float:
@@ -140,7 +151,7 @@ class PgBM25Searcher:
 
     def search(self, query: str, k: int = 10, scope: Scope | None = None) -> list[Candidate]:
         k = check_k(k)
-        words = self.store.encoder.query_terms(_check_query(query))
+        words = self.store.encoder.query_terms(_check_query(query), self._langs())
         if not words:
             return []
         with self.store.reads.connection() as conn, conn.transaction():
@@ -300,7 +311,7 @@ class PgDenseSearcher:
         }
 
     def embed_query(self, query: str) -> np.ndarray:
-        return np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
+        return embed_query(self.embedder, query)
 
     def search(self, query: str, k: int = 10, scope: Scope | None = None) -> list[Candidate]:
         k = check_k(k)

@@ -123,7 +123,7 @@ class Writer:
     def add_terms(self, chunks: Sequence[Chunk]) -> None:
         """The BM25 rows of ``chunks``, their weights encoded at the store's encoded avgdl (see ``bm25_drift``);
         left NULL for ``encode`` when every row is due for re-encoding anyway. Written by binary COPY."""
-        counts = [self.encoder.counts(c.text) for c in chunks]
+        counts = [self.encoder.counts(c.text, c.metadata.lang) for c in chunks]
         ids = self.vocab.lookup({t for tc in counts for t in tc.tf})
         avgdl = self._encoding_avgdl(len(counts), sum(tc.length for tc in counts))
         sizes = np.array([len(tc.tf) for tc in counts], dtype=np.int64)
