@@ -12,6 +12,7 @@ FULL := $(VENV)/.installed-full
 STRICT := src/evidencedesk/__init__.py src/evidencedesk/errors.py src/evidencedesk/documents.py \
 	src/evidencedesk/trace.py src/evidencedesk/store src/evidencedesk/backends/postgres/store.py \
 	src/evidencedesk/backends/postgres/ingest.py src/evidencedesk/text src/evidencedesk/wiring_snapshot.py \
+	src/evidencedesk/desk.py src/evidencedesk/wiring.py \
 	tests/support/contract.py tests/store/test_store_contract.py tests/backends/test_pg_contract.py
 
 # Core + dev tools: enough for the demo and most tests.

@@ -337,7 +337,7 @@ class Desk:
         """
         from evidencedesk.wiring_snapshot import write_store_snapshot
 
-        if self.is_postgres:
+        if not isinstance(self.store, HoldsSnapshots):
             raise ConfigError("write_index: a PostgreSQL store keeps its indexes in the database")
         embedder = dense_embedder(self.settings) if dense else None
         path = write_store_snapshot(self.store, self.settings, embedder, self.path / EMBEDDINGS_FILE, ann, timings)
@@ -351,13 +351,14 @@ class Desk:
         return self._snapshot()[1]
 
     def _snapshot(self) -> tuple[Any, str]:
-        if self.is_postgres:
+        if not isinstance(self.store, HoldsSnapshots):
             return None, "PostgreSQL store: searches run in the database"
+        store = self.store
         with self._lock:
             if self._snap is None:
                 from evidencedesk.wiring_snapshot import snapshot_status
 
-                self._snap = snapshot_status(self.store, self.settings)
+                self._snap = snapshot_status(store, self.settings)
             return self._snap
 
     def _snapshot_searcher(self, method: str, names: tuple[str, ...] | None) -> Searcher | None:
@@ -506,11 +507,11 @@ class Desk:
     # -- traces ----------------------------------------------------------------------------------
     def trace(self, trace_id: str) -> dict[str, Any] | None:
         """A stored trace (what ``ask`` returned), or None."""
-        return self.store.load_trace(trace_id)  # type: ignore[no-any-return]
+        return self.store.load_trace(trace_id)
 
     def traces(self, limit: int = 50) -> list[dict[str, Any]]:
         """The most recent stored traces, newest first."""
-        return self.store.traces(limit)  # type: ignore[no-any-return]
+        return self.store.traces(limit)
 
     # -- evaluate --------------------------------------------------------------------------------
     def evaluate(
@@ -637,7 +638,7 @@ class Desk:
         found = self.store.load_eval_run(run)
         if found is None:
             raise ConfigError(f"no evaluation run {run} in store {self.location}")
-        return found  # type: ignore[no-any-return]
+        return found
 
     def compare(
         self, run_a: int | Mapping[str, Any], run_b: int | Mapping[str, Any], threshold: float = 0.02

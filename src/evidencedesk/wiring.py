@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from evidencedesk.answer.generators.base import Generator
-from evidencedesk.config import ConfigError, Settings
+from evidencedesk.config import Settings
+from evidencedesk.errors import ConfigError
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.rerank.base import Reranker
 
