@@ -402,11 +402,12 @@ class Desk:
     def _snapshot(self) -> tuple[Any, str]:
         if not isinstance(self.store, HoldsSnapshots):
             return None, "PostgreSQL store: searches run in the database"
+        store = self.store
         with self._lock:
             if self._snap is None:
                 from evidencedesk.wiring_snapshot import snapshot_status
 
-                self._snap = snapshot_status(self.store, self.settings)
+                self._snap = snapshot_status(store, self.settings)
             return self._snap
 
     def _snapshot_searcher(self, method: str, names: tuple[str, ...] | None) -> Searcher | None:
