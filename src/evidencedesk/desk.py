@@ -93,7 +93,7 @@ class ScopedChunks(Mapping[str, Chunk]):
     question does that).
     """
 
-    def __init__(self, store: Any, scope: Scope, known: Sequence[Chunk] = ()) -> None:
+    def __init__(self, store: StoreProtocol, scope: Scope, known: Sequence[Chunk] = ()) -> None:
         self.store = store
         self.scope = scope
         self._seen: dict[str, Chunk | None] = {c.id: c for c in known if scope.allows_chunk(c)}
@@ -233,12 +233,7 @@ class Desk:
 
     def build_id(self) -> int | None:
         """The store's latest build id; when it changed since the last call, cached indexes are dropped."""
-        quick = getattr(self.store, "latest_build_id", None)  # one cheap query: a search checks it every time
-        if quick is not None:
-            current = quick()
-        else:
-            build = self.store.latest_build()
-            current = build.id if build else None
+        current = self.store.latest_build_id()  # one cheap query: a search checks it every time
         with self._lock:
             if current != self._build:
                 self._reset()

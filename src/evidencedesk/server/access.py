@@ -21,6 +21,7 @@ from evidencedesk.documents import Metadata
 from evidencedesk.errors import AccessError
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.server.settings import LimitSpec, ServiceSettings, digest
+from evidencedesk.store.contract import StoreProtocol
 
 ANONYMOUS = "anonymous"
 SCOPE_SETS = ("statuses", "audiences", "langs", "tenants", "doc_ids")
@@ -240,7 +241,7 @@ def record_visible(scope: Scope, record: Mapping[str, Any], chunk_ok: Any = None
     return True
 
 
-def current_chunk_ok(store: Any, scope: Scope) -> Callable[[str], bool]:
+def current_chunk_ok(store: StoreProtocol, scope: Scope) -> Callable[[str], bool]:
     """``chunk_id -> bool``: the chunk's metadata as stored today is inside ``scope``. A chunk id no
     longer stored (a lab re-chunking, or a replaced version) is judged by its document's metadata;
     one whose document is gone too is refused."""

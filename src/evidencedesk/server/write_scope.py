@@ -16,6 +16,7 @@ from evidencedesk.documents import Metadata
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.folder import parse_file, scan
 from evidencedesk.retrieval.scope import Scope
+from evidencedesk.store.contract import StoreProtocol
 
 
 class WriteRefused(Exception):
@@ -48,7 +49,7 @@ def check_writes(folder: Path, scope: Scope, stored: Callable[[str], Any]) -> No
             raise WriteRefused(f"{rel}: document id {doc.id!r} belongs to a document outside this key's scope")
 
 
-def visible_report(report: dict[str, Any], scope: Scope, store: Any) -> dict[str, Any]:
+def visible_report(report: dict[str, Any], scope: Scope, store: StoreProtocol) -> dict[str, Any]:
     """The ingest report as the key may see it: ids outside ``scope`` left out, store counts inside it."""
 
     def shown(doc_id: Any) -> bool:

@@ -106,6 +106,10 @@ class StoreProtocol(Protocol):
 
     def latest_build(self) -> Build | None: ...
 
+    def latest_build_id(self) -> int | None:
+        """The latest build's id alone (one cheap query; a search checks it on every call)."""
+        ...
+
     # -- traces and evaluation runs
     # ``owner`` names the API key that made a record (None: made outside the service); with an
     # owner, a read returns only that key's records. ``keep`` bounds how many traces are kept.
