@@ -108,6 +108,11 @@ def drop_database(pg_url: str, url: str) -> None:
 def measure(store: str, config: Path, queries: list[str], requests: int, port: int) -> dict[str, Any]:
     """Start ``evidencedesk serve`` over ``store``, send ``requests`` requests, and read its RSS."""
     serve = ["serve", "--store", store, "--config", str(config), "--port", str(port), "--log-level", "warning"]
+    from evidencedesk.backends import open_store
+
+    with open_store(store) as opened:  # the generated corpus has several tenants: a keyless caller may see them all
+        for tenant in opened.tenants():
+            serve += ["--anonymous-tenant", tenant]
     cmd = [sys.executable, "-c", "from evidencedesk.cli import main; main()", *serve]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ.copy())
     base = f"http://127.0.0.1:{port}"

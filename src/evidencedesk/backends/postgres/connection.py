@@ -45,6 +45,15 @@ def open_pool(url: str, schema: str, min_size: int = 1, max_size: int = 4, timeo
     except psycopg.OperationalError as exc:
         raise PgStoreError(f"cannot connect to {redact(url)}: {str(exc).strip()}") from None
 
+    return configured_pool(url, set_path, min_size, max_size, timeout, f"evidencedesk-{schema}", redact(url))
+
+
+def configured_pool(
+    url: str, set_path: str, min_size: int, max_size: int, timeout: float, name: str, shown: str
+) -> ConnectionPool:
+    """An open pool whose connections use ``set_path`` (the store's search path) and know pgvector's
+    types; ``shown`` names the server in errors (its URL without the password)."""
+
     def configure(conn: psycopg.Connection) -> None:
         conn.execute(set_path)
         register_vector(conn)
@@ -55,12 +64,12 @@ def open_pool(url: str, schema: str, min_size: int = 1, max_size: int = 4, timeo
         max_size=max_size,
         kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
         configure=configure,
-        name=f"evidencedesk-{schema}",
+        name=name,
         open=False,
     )
     try:
         pool.open(wait=True, timeout=timeout)
     except PoolTimeout as exc:
         pool.close()
-        raise PgStoreError(f"cannot open a connection pool to {redact(url)}: {exc}") from None
+        raise PgStoreError(f"cannot open a connection pool to {shown}: {exc}") from None
     return pool

@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import psycopg
-from pgvector.psycopg import register_vector
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import ConnectionPool
 
 from evidencedesk.backends import is_postgres_url
+from evidencedesk.backends.postgres.connection import configured_pool
 from evidencedesk.backends.postgres.schema import applied_version, search_path
 from evidencedesk.errors import PgStoreError
 
@@ -75,25 +75,9 @@ def open_read_pool(url: str, schema: str, min_size: int, max_size: int, timeout:
     except psycopg.OperationalError as exc:
         raise PgStoreError(f"cannot connect to replica {_redact(url)}: {str(exc).strip()}") from None
 
-    def configure(conn: psycopg.Connection) -> None:
-        conn.execute(set_path)
-        register_vector(conn)
-
-    pool = ConnectionPool(
-        url,
-        min_size=min_size,
-        max_size=max_size,
-        kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
-        configure=configure,
-        name=f"evidencedesk-{schema}-replica",
-        open=False,
+    return configured_pool(
+        url, set_path, min_size, max_size, timeout, f"evidencedesk-{schema}-replica", f"replica {_redact(url)}"
     )
-    try:
-        pool.open(wait=True, timeout=timeout)
-    except PoolTimeout as exc:
-        pool.close()
-        raise PgStoreError(f"cannot open a connection pool to replica {_redact(url)}: {exc}") from None
-    return pool
 
 
 class ReadRouter:
