@@ -36,6 +36,11 @@ QUERY = "How many days do I have to return an item and get a refund?"
 FRONTS = ("api", "cli", "http")
 KEY = "k" * 24
 runner = CliRunner()
+HARRIER = (
+    "---\nid: hr-returns\nstatus: current\naudience: public\nlang: en\ntenant: harrier\n---\n"
+    "# Returns at Harrier\n\nReturn an unused item within 60 days of delivery for a full refund. "
+    "Refunds reach the original payment method within 10 days; delivery fees are not refunded.\n"
+)
 
 
 def leaf_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
@@ -61,6 +66,10 @@ NORMALIZED = {"retrieval": {**HYBRID["retrieval"], "fusion": {"method": "normali
 DENSE = {"retrieval": {"k": 3, "legs": [{"method": "dense"}]}}
 FIXED = {"chunker": {"name": "fixed", "size": 40, "overlap": 0, "unit": "words"}, **BM25}
 OPENAI = {**BM25, "generator": {"name": "openai", "base_url": "@", "model": "m1"}}
+# BM25 over plain words: the (stemming) overlap reranker then lifts a chunk from below the top 3
+PLAIN = {"retrieval": {"k": 3, "legs": [{"method": "bm25", "stem": False, "stopwords": None}]}}
+RRF = {"retrieval": {**HYBRID["retrieval"], "fusion": {"method": "rrf"}}}
+TWO_TENANTS = {**BM25, "store": "@tenants"}  # the three documents plus one of another tenant
 
 
 def deep(base: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
@@ -84,22 +93,26 @@ PROBES: dict[str, tuple[dict[str, Any], str, Any]] = {
     "retrieval.legs[].depth": (NORMALIZED, "search", 1),  # min-max over a shorter list
     "retrieval.legs[].k1": (BM25, "search", 0.3),
     "retrieval.legs[].b": (BM25, "search", 0.0),
-    "retrieval.legs[].stem": (BM25, "search", True),
-    "retrieval.legs[].stopwords": (BM25, "search", "english"),
+    "retrieval.legs[].stem": (BM25, "search", False),
+    "retrieval.legs[].stopwords": (BM25, "search", None),
+    "retrieval.legs[].language": (BM25, "search", "german"),  # another stemmer than the documents' English
     "retrieval.legs[].rank": ({"retrieval": {"k": 3, "legs": [{"method": "lsa"}]}}, "search", 2),
     "retrieval.legs[].model": (DENSE, "search", "/nonexistent/sentence-model"),
     "retrieval.legs[].contextual": (DENSE, "search", True),
-    "retrieval.fusion.method": (HYBRID, "search", "normalized"),
-    "retrieval.fusion.k": (HYBRID, "search", 1),
+    "retrieval.fusion.method": (HYBRID, "search", "rrf"),
+    "retrieval.fusion.k": (RRF, "search", 1),
     "retrieval.fusion.weights": (NORMALIZED, "search", [0.9, 0.1]),
     "retrieval.rerank.method": (BM25, "ask", "overlap"),
     "retrieval.rerank.model": (
-        deep(BM25, "retrieval.rerank", {"method": "cross-encoder", "model": "/nonexistent/a"}), "ask", "/nonexistent/b"
+        deep(BM25, "retrieval.rerank", {"method": "cross-encoder", "model": "/nonexistent/a"}),
+        "ask",
+        "/nonexistent/b",
     ),
-    "retrieval.rerank.candidates": (deep(BM25, "retrieval.rerank", {"method": "overlap"}), "ask", 3),
+    "retrieval.rerank.candidates": (deep(PLAIN, "retrieval.rerank", {"method": "overlap"}), "ask", 3),
     "retrieval.diversity.method": (BM25, "search", "mmr"),
     "retrieval.diversity.lambda": (deep(BM25, "retrieval.diversity", {"method": "mmr"}), "search", 0.95),
     "retrieval.k": (BM25, "search", 1),
+    "retrieval.tenant_statistics": (TWO_TENANTS, "search", True),  # each tenant's own BM25 statistics
     "context.budget_tokens": (BM25, "ask", 16),
     "context.floor": (BM25, "ask", 1000.0),
     "context.dedup_threshold": (deep(WIDE, "retrieval.k", 6), "ask", 0.05),
@@ -175,11 +188,24 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         desk.ingest(docs)
     with Desk(base / "other-store", Settings()) as desk:
         desk.ingest(other)
-    return {"base": base, "docs": docs, "store": base / "store", "other": base / "other-store"}
+    tenants = base / "tenants"
+    shutil.copytree(docs, tenants)
+    (tenants / "harrier-returns.md").write_text(HARRIER, encoding="utf-8")
+    with Desk(base / "tenants-store", Settings()) as desk:
+        desk.ingest(tenants)
+        assert set(desk.store.tenants()) == {"kestrel", "harrier"}
+    return {
+        "base": base,
+        "docs": docs,
+        "store": base / "store",
+        "other": base / "other-store",
+        "tenants": base / "tenants-store",
+    }
 
 
 def _resolve(data: dict[str, Any], corpus: dict[str, Path], servers: tuple[str, str]) -> dict[str, Any]:
     text = json.dumps(data).replace('"@@"', json.dumps(servers[1])).replace('"@"', json.dumps(servers[0]))
+    text = text.replace('"@tenants"', json.dumps(str(corpus["tenants"])))
     out = json.loads(text.replace('"@other"', json.dumps(str(corpus["other"]))))
     out.setdefault("store", str(corpus["store"]))
     return out
@@ -235,12 +261,14 @@ def observe(front: str, data: dict[str, Any], action: str, corpus: dict[str, Pat
         if action == "ingest":
             Desk(fresh, settings).close()
         with TestClient(create_app(ServiceState(target, settings, service)), raise_server_exceptions=False) as c:
+            # the key's scope is the default one (current, public, any tenant), as the other front ends'
+            key = {"X-API-Key": KEY}
             if action == "ingest":
-                r = c.post("/ingest", json={"path": "docs"}, headers={"X-API-Key": KEY})
+                r = c.post("/ingest", json={"path": "docs"}, headers=key)
             elif action == "search":
-                r = c.post("/search", json={"query": QUERY})
+                r = c.post("/search", json={"query": QUERY}, headers=key)
             else:
-                r = c.post("/ask", json={"question": QUERY})
+                r = c.post("/ask", json={"question": QUERY}, headers=key)
             if r.status_code != 200:
                 return ("error", r.status_code, r.text[-200:])
             payload = r.json()
@@ -271,6 +299,7 @@ def test_changing_the_key_changes_every_front_end(
     changed = deep(base, key, value)
     before_data = _resolve(base, corpus, servers)
     after_data = _resolve(changed, corpus, servers)
+    searched: dict[str, Any] = {}
     for front in FRONTS:
         if front in NOT_IN.get(key, {}):
             continue
@@ -279,3 +308,7 @@ def test_changing_the_key_changes_every_front_end(
         assert before != after, f"{key}: changing it to {value!r} changes nothing in the {front} front end"
         if key not in FAILING_BASE:
             assert before[0] != "error", f"{key}: the base configuration fails in the {front} front end: {before}"
+        if action == "search":
+            searched[front] = before
+    # and the front ends read the base configuration alike: the same ranking and scores
+    assert all(got == next(iter(searched.values())) for got in searched.values()), f"{key}: {searched}"

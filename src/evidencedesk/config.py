@@ -183,8 +183,9 @@ def load_settings(path: str | Path | None = None, cwd: str | Path | None = None)
 
 
 def override(settings: Settings, **changes: Any) -> Settings:
-    """Return settings with dotted-key overrides applied (``{"retrieval.k": 3}``); CLI flags use this."""
-    data = settings.to_dict()
+    """Return settings with dotted-key overrides applied (``{"retrieval.k": 3}``); CLI flags use this.
+    Keys the settings left unset stay unset (a TF-IDF leg stems only when its own ``stem`` is set)."""
+    data = settings.model_dump(mode="json", by_alias=True, exclude_unset=True)
     for dotted, value in changes.items():
         if value is None:
             continue

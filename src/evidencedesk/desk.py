@@ -600,7 +600,7 @@ class Desk:
         rows = self._labels(labels)
         chunks = self.chunks()
         if not chunks:
-            raise ConfigError(f"store {self.location} holds no chunks")
+            raise StoreError(f"store {self.location} holds no chunks")
         if hide_outside_scope:
             chunks = [c for c in chunks if the_scope.allows_chunk(c)]
             if not chunks:
@@ -674,7 +674,7 @@ class Desk:
         rows = self._labels(labels)
         chunks = self.chunks()
         if not chunks:
-            raise ConfigError(f"store {self.location} holds no chunks")
+            raise StoreError(f"store {self.location} holds no chunks")
         floor = floor if floor is not None else self.settings.context.floor
         results = evaluate(
             self.searcher(method), rows, chunks, self.scope(scope), k or self.settings.retrieval.k, floor
@@ -687,7 +687,7 @@ class Desk:
             return dict(run)
         found = self.store.load_eval_run(run)
         if found is None:
-            raise ConfigError(f"no evaluation run {run} in store {self.location}")
+            raise StoreError(f"no evaluation run {run} in store {self.location}")
         return found
 
     def compare(

@@ -16,9 +16,8 @@ from fastapi.testclient import TestClient
 from evidencedesk.config import load_settings
 from evidencedesk.desk import Desk
 from evidencedesk.server.app import create_app
-from evidencedesk.server.settings import ServiceSettings
 from evidencedesk.server.state import ServiceState
-from tests.support.parity import BM25_YAML, KESTREL_DOCS, collect
+from tests.support.parity import BM25_YAML, KESTREL_DOCS, SERVICE, collect
 
 
 @pytest.fixture
@@ -54,7 +53,6 @@ def test_two_services_agree_and_see_each_others_ingest(pg_db_url: str, tmp_path:
     settings = load_settings(config)
     with Desk(pg_db_url, settings) as desk:
         desk.ingest(KESTREL_DOCS)
-    service = ServiceSettings(allow_anonymous=True)
     extra = tmp_path / "extra"
     extra.mkdir()
     (extra / "tyres.md").write_text(
@@ -62,8 +60,8 @@ def test_two_services_agree_and_see_each_others_ingest(pg_db_url: str, tmp_path:
         "Tubeless tyres are set to 45 psi at the workshop.\n",
         encoding="utf-8",
     )
-    one = TestClient(create_app(ServiceState(pg_db_url, settings, service)))
-    two = TestClient(create_app(ServiceState(pg_db_url, settings, service)))
+    one = TestClient(create_app(ServiceState(pg_db_url, settings, SERVICE)))
+    two = TestClient(create_app(ServiceState(pg_db_url, settings, SERVICE)))
     with one, two:
         query = {"query": "tubeless tyres psi workshop", "k": 3}
         before = one.post("/search", json=query).json()

@@ -26,6 +26,11 @@ from evidencedesk.store import Store
 from tests.support.paths import KESTREL_LABELS, ROOT
 from tests.support.server import free_port
 
+# The lab with an API key, as a deployment runs it: a keyless caller is refused (secure by default),
+# and a keyed caller may run /eval, re-chunk in the lab and read back its own traces.
+LAB_KEY = "lab-key-0123456789abcdef"
+LAB_SERVICE = ServiceSettings.model_validate({"keys": [{"name": "lab", "key": LAB_KEY}]})
+
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
@@ -60,7 +65,7 @@ def browser_store(kestrel_store: Path, tmp_path_factory: pytest.TempPathFactory)
 @pytest.fixture(scope="module")
 def server(browser_store: Path) -> Iterator[str]:
     """The service on a free loopback port, run by uvicorn in a thread."""
-    state = ServiceState(browser_store, Settings(), ServiceSettings())
+    state = ServiceState(browser_store, Settings(), LAB_SERVICE)
     port = free_port()
     config = uvicorn.Config(create_app(state), host="127.0.0.1", port=port, log_level="warning", ws="none")
     srv = uvicorn.Server(config)
@@ -90,6 +95,11 @@ def page(server: str) -> Iterator[object]:
         errors: list[str] = []
         pg.on("pageerror", lambda exc: errors.append(str(exc)))
         pg.goto(server + "/")
+        pg.locator("#error", has_text="401").wait_for()  # no key yet: the service refuses the lab's calls
+        pg.fill("#api-key", LAB_KEY)
+        pg.click("#key-form button[type=submit]")
+        pg.locator("#caller", has_text="as lab").wait_for()
+        assert pg.locator("#error").is_hidden()
         yield pg
         browser.close()
         assert not errors, f"JavaScript errors in the lab: {errors}"

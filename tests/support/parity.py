@@ -18,13 +18,18 @@ from evidencedesk.cli import app
 from evidencedesk.config import Settings
 from evidencedesk.desk import Desk
 from evidencedesk.server.app import create_app
-from evidencedesk.server.settings import ServiceSettings
+from evidencedesk.server.settings import ScopeSpec, ServiceSettings
 from evidencedesk.server.state import ServiceState
 
 ROOT = Path(__file__).resolve().parents[2]
 KESTREL_DOCS = ROOT / "examples" / "kestrel" / "docs"
 KESTREL_LABELS = ROOT / "examples" / "kestrel" / "labels.jsonl"
-BM25_YAML = "retrieval:\n  k: 4\n  legs:\n    - method: bm25\n"
+# tenant_statistics is set, not left to each front end's default (the service turns it on when a
+# scope names tenants, as SERVICE's does): all three front ends then search the same index
+BM25_YAML = "retrieval:\n  k: 4\n  tenant_statistics: false\n  legs:\n    - method: bm25\n"
+# the example store holds two tenants (kestrel, and default for its files without front matter): a
+# caller without a key is allowed both, so it sees what the Python API and the CLI see
+SERVICE = ServiceSettings(allow_anonymous=True, anonymous_scope=ScopeSpec(tenants=["kestrel", "default"]))
 runner = CliRunner()
 
 
@@ -58,15 +63,16 @@ def collect(store: str, config: Path, settings: Settings) -> dict[str, list[Any]
     """Ask and search every question through each front end over ``store`` (a folder or URL)."""
     questions = ten_questions()
     got: dict[str, list[Any]] = {k: [] for k in ("api", "cli", "http", "api_s", "cli_s", "http_s")}
-    service = ServiceSettings(allow_anonymous=True)
     with Desk(store, settings) as desk:
+        # every tenant of the store is the anonymous caller's, or the service would see less
+        assert set(desk.store.tenants()) == set(SERVICE.anonymous_scope.tenants or ())
         for q in questions:
             got["api"].append(answer_part(desk.ask(q)))
             got["api_s"].append(search_part(desk.search_rows(q)))
     for q in questions:
         got["cli"].append(answer_part(cli("ask", q, "--store", store, "--config", str(config), "--json")))
         got["cli_s"].append(search_part(cli("search", q, "--store", store, "--config", str(config), "--json")))
-    with TestClient(create_app(ServiceState(store, settings, service))) as client:
+    with TestClient(create_app(ServiceState(store, settings, SERVICE))) as client:
         for q in questions:
             r = client.post("/ask", json={"question": q})
             assert r.status_code == 200, r.text

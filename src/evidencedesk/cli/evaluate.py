@@ -281,7 +281,7 @@ def _load_run(ref: str, store: str | None, config: Path | None) -> dict[str, Any
         fail(f"{ref!r} is neither a run id nor a run file", 2)
     settings = load_config(config)
     with open_desk(settings, store) as desk:
-        return desk.eval_run(int(ref))
+        return desk.eval_run(int(ref))  # a run id the store lacks: StoreError, exit 1
 
 
 @app.command()
