@@ -39,7 +39,7 @@ from evidencedesk.documents import Document, Metadata
 from evidencedesk.evaluation.beir import BEIR_CHUNKING, load_beir
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.store import Store
-from machine_info import machine
+from machine_info import machine, replace_section
 
 K = 10
 K1, B = 1.5, 0.75
@@ -223,15 +223,6 @@ def render(rows: list[dict[str, Any]], notes: dict[str, Any]) -> tuple[Table, st
     return table, "\n".join(lines)
 
 
-def replace_section(text: str, section: str) -> str:
-    """``text`` with its section headed ``SECTION`` replaced by ``section`` (appended when absent)."""
-    start = text.find(SECTION)
-    if start < 0:
-        return text.rstrip("\n") + "\n\n" + section
-    end = text.find("\n## ", start + len(SECTION))
-    return text[:start] + section + (text[end + 1 :] if end >= 0 else "")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--scifact", type=Path, default=Path("../shared/datasets/scifact"), help="BEIR SciFact folder")
@@ -293,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{markdown}\n\n{summary}\n"
         )
         old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-        RESULTS.write_text(replace_section(old, section), encoding="utf-8")
+        RESULTS.write_text(replace_section(old, SECTION, section), encoding="utf-8")
         console.print(f"wrote its section of {RESULTS}", highlight=False)
     return 0
 

@@ -44,7 +44,7 @@ from evidencedesk.retrieval.fusion import normalized_fusion, rrf
 from evidencedesk.retrieval.lexical import BM25Searcher
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.text.tokenizer import Tokenizer
-from machine_info import machine
+from machine_info import machine, replace_section
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
 SECTION = "## Defaults against their alternatives"
@@ -272,14 +272,6 @@ def render(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def replace_section(text: str, section: str) -> str:
-    start = text.find(SECTION)
-    if start < 0:
-        return text.rstrip("\n") + "\n\n" + section
-    end = text.find("\n## ", start + len(SECTION))
-    return text[:start] + section + (text[end + 1 :] if end >= 0 else "")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--scifact", type=Path, default=Path("../shared/datasets/scifact"))
@@ -339,7 +331,7 @@ def write(rows: list[dict[str, Any]], where: str, note: str, args: argparse.Name
             f"{markdown}\n"
         )
         old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-        RESULTS.write_text(replace_section(old, section), encoding="utf-8")
+        RESULTS.write_text(replace_section(old, SECTION, section), encoding="utf-8")
     return 0
 
 

@@ -26,3 +26,13 @@ def machine() -> str:
         f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu}){memory}, "
         f"Python {platform.python_version()}, load avg {load:.1f} at start"
     )
+
+
+def replace_section(text: str, heading: str, section: str) -> str:
+    """``text`` (a RESULTS.md) with the section that starts with ``heading`` replaced by ``section``
+    (appended when absent); the section ends at the next ``## `` heading."""
+    start = text.find(heading)
+    if start < 0:
+        return text.rstrip("\n") + "\n\n" + section
+    end = text.find("\n## ", start + len(heading))
+    return text[:start] + section + (text[end + 1 :] if end >= 0 else "")
