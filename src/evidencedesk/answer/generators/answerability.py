@@ -4,7 +4,9 @@ A small logistic regression over evidence the extractive generator already has (
 the best unit's dense similarity and its chunk's, the word coverage of the best unit and of the
 whole context, the weight of question words that no unit holds, whether the best unit offers the
 kind of answer asked for, the dense margin over the runner-up, how the retrieval ranked the best
-unit's chunk, and whether the top units agree on one chunk.
+unit's chunk, whether the top units agree on one chunk, the word coverage of the best unit's
+paragraph and chunk, the dense margin of its chunk over the other chunks, whether it holds a span
+of the kind the question asks for (a date for "when", a name for "who"), and the question's length.
 
 The coefficients are data, not code: ``answerability.json`` beside this module is written by
 ``scripts/fit_answerability.py`` from development questions (SQuAD 2.0 dev articles of the fit
@@ -38,6 +40,11 @@ FEATURES = (
     "retrieval_rank",  # 1 / (1 + rank of the best unit's chunk in the context)
     "agreement",  # share of the top three units that come from the best unit's chunk
     "unit_words",  # log(1 + words in the best unit)
+    "paragraph_words",  # word coverage of the best unit's paragraph (the unit and its neighbours)
+    "chunk_words",  # word coverage of the best unit's whole chunk
+    "chunk_margin",  # dense score of the best unit's chunk minus the best other chunk's
+    "type_span",  # the best unit holds a span of the kind asked (a number, date, amount, name) the question lacks
+    "question_terms",  # log(1 + content terms of the question)
 )
 MODEL_FILE = "answerability.json"
 
@@ -131,11 +138,21 @@ def feature_values(
     context_words: float,
     kind_asked: bool,
     unit_lengths: Sequence[int],
+    paragraph_words: float = 0.0,
+    chunk_words: float = 0.0,
+    type_span: bool = False,
+    question_terms: int = 0,
 ) -> dict[str, float]:
     """The ``FEATURES`` of a scored context (per-unit lists in context order; ``owners`` is each unit's
-    context position). An empty context gives all zeros."""
+    context position; the word coverage of the best unit's paragraph and chunk, whether it holds a span of
+    the kind asked, and the number of question terms come computed). An empty context gives zeros."""
+    n_terms = math.log1p(question_terms)
     if not totals:
-        return {name: 0.0 for name in FEATURES} | {"missing": 1.0 - context_words, "kind_asked": float(kind_asked)}
+        return {name: 0.0 for name in FEATURES} | {
+            "missing": 1.0 - context_words,
+            "kind_asked": float(kind_asked),
+            "question_terms": n_terms,
+        }
     order = sorted(range(len(totals)), key=lambda i: (-totals[i], i))
     best = order[0]
     sims = [d if d is not None else 0.0 for d in dense]
@@ -155,7 +172,20 @@ def feature_values(
         "retrieval_rank": 1.0 / (1.0 + owners[best]),
         "agreement": sum(owners[i] == owners[best] for i in top) / len(top),
         "unit_words": math.log1p(unit_lengths[best]),
+        "paragraph_words": paragraph_words,
+        "chunk_words": chunk_words,
+        "chunk_margin": _chunk_margin(chunk, owners, best),
+        "type_span": float(type_span),
+        "question_terms": n_terms,
     }
+
+
+def _chunk_margin(chunk: Sequence[float | None], owners: Sequence[int], best: int) -> float:
+    by_owner: dict[int, float] = {}
+    for sim, owner in zip(chunk, owners, strict=True):
+        by_owner[owner] = sim if sim is not None else 0.0
+    others = [v for o, v in by_owner.items() if o != owners[best]]
+    return by_owner[owners[best]] - max(others) if others else 0.0
 
 
 __all__ = ["FEATURES", "MODEL_FILE", "AnswerabilityModel", "ScorerModel", "feature_values"]

@@ -11,8 +11,9 @@ When neither can run, the generator says so (``words`` scorer and a ``dense_erro
 silently matching words.
 
 Embeddings are cached per text (a bounded, least-recently-used cache shared by every generator in
-the process), so a unit shown for many questions is embedded once. Similarities are rounded to
-four decimals, so a difference in the last float bit never changes which unit wins.
+the process), so a unit shown for many questions is embedded once; ``preload`` embeds a whole
+collection's units up front (``ExtractiveGenerator.warm``), so that no question waits for them.
+Similarities are rounded to four decimals, so a difference in the last float bit never changes which unit wins.
 """
 
 from __future__ import annotations
@@ -66,6 +67,29 @@ class DenseScorer:
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
         return out
+
+    def preload(self, texts: Sequence[str], batch: int = 256) -> int:
+        """Embed ``texts`` ahead of the questions (in batches) and keep them: the cache grows to hold them all
+        plus its usual room. Returns how many texts were embedded now (the rest were cached already)."""
+        wanted = list(dict.fromkeys(texts))
+        with self._lock:
+            self.cache_size = max(self.cache_size, len(self._cache) + len(wanted) + CACHE_SIZE)
+        fresh = 0
+        for start in range(0, len(wanted), batch):
+            part = wanted[start : start + batch]
+            with self._lock:
+                fresh += sum(t not in self._cache for t in part)
+            self.vectors(part)
+        return fresh
+
+    def remember(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Put embeddings made earlier (by this scorer's embedder) into the cache, e.g. read back from a file."""
+        if len(texts) != len(vectors):
+            raise ValueError(f"remember: {len(texts)} texts but {len(vectors)} vectors")
+        with self._lock:
+            self.cache_size = max(self.cache_size, len(self._cache) + len(texts) + CACHE_SIZE)
+            for text, vec in zip(texts, vectors, strict=True):
+                self._cache[text] = np.asarray(vec, dtype=np.float32)
 
     def similarities(self, question: str, texts: Sequence[str]) -> list[float]:
         """Rounded cosine similarity of ``question`` with each text, in order."""

@@ -25,6 +25,7 @@ chunks marked ``lang: en``), multilingual-e5-small otherwise; the trace (``detai
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +39,12 @@ from evidencedesk.answer.generators.dense_match import (
     latin_share,
     multilingual_dense_scorer,
 )
-from evidencedesk.answer.generators.lexical_match import QUESTION_FILLER, question_terms
+from evidencedesk.answer.generators.lexical_match import QUESTION_FILLER, LexicalScorer, question_terms
 from evidencedesk.answer.generators.paragraphs import neighbours
 from evidencedesk.answer.generators.question_words import is_fact_question, kinds_asked
-from evidencedesk.answer.generators.short_answer import short_answer
-from evidencedesk.answer.generators.unit_scoring import UnitScore, Weights, score_units
+from evidencedesk.answer.generators.short_answer import short_answer, typed_span
+from evidencedesk.answer.generators.unit_scoring import UnitScore, Weights, chunk_embedding_texts, score_units
+from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.candidates import Candidate
 
 ABSTAIN_TEMPLATE = "The documents shown do not say anything about: {missing}."
@@ -72,6 +74,24 @@ def _reading_order(picked: list[int], scores: list[UnitScore]) -> list[int]:
     group = [i for i in picked if (scores[i].unit.chunk_id, scores[i].paragraph) == where]
     rest = [i for i in picked if i not in group]
     return sorted(group, key=lambda i: scores[i].unit.position) + rest
+
+
+def _best_unit_evidence(
+    scores: list[UnitScore], lexical: LexicalScorer, kinds: set[str], langs: tuple[str, ...]
+) -> dict[str, Any]:
+    """Word coverage of the best unit's paragraph and chunk, whether it holds a typed span, the question's size."""
+    out: dict[str, Any] = {"question_terms": len(lexical.surface)}
+    if not scores:
+        return out
+    best = min(range(len(scores)), key=lambda i: (-scores[i].total, i))
+    head = scores[best]
+    para = [i for i, s in enumerate(scores) if s.owner == head.owner and s.paragraph == head.paragraph]
+    whole = [i for i, s in enumerate(scores) if s.owner == head.owner]
+    out["paragraph_words"] = lexical.coverage_of(para)
+    out["chunk_words"] = lexical.coverage_of(whole)
+    fact = is_fact_question(kinds) and head.unit.kind == "sentence"
+    out["type_span"] = bool(fact and typed_span(lexical.surface, head.unit.text, kinds, langs))
+    return out
 
 
 class ExtractiveGenerator:
@@ -158,6 +178,22 @@ class ExtractiveGenerator:
         scorer = self.multilingual
         return ("e5", scorer) if scorer is not None else (WORDS, None)
 
+    def warm(self, chunks: Iterable[Chunk], languages: tuple[str, ...] | None = None) -> dict[str, int]:
+        """Embed every quotable unit of ``chunks`` (and each chunk) now, with the scorer each chunk's language
+        gets (MiniLM for ``lang: en``, e5 otherwise), so that answering never embeds a unit. Returns
+        ``{scorer name: texts embedded now}``. Word-only generators have nothing to warm."""
+        by_scorer: dict[str, tuple[DenseScorer, list[str]]] = {}
+        for chunk in chunks:
+            lang = str(chunk.metadata.lang or ENGLISH).split("-")[0].lower()
+            if languages is not None and lang not in languages:
+                continue
+            probe = "a question" if lang == ENGLISH else "\u0995"  # Latin script for English, any other otherwise
+            name, scorer = self.scorer_for(probe, [Candidate(chunk, 0.0, 1, "warm")])
+            if scorer is None:
+                continue
+            by_scorer.setdefault(name, (scorer, []))[1].extend(chunk_embedding_texts(chunk))
+        return {name: scorer.preload(texts) for name, (scorer, texts) in by_scorer.items()}
+
     def score(self, question: str, context: list[Candidate]) -> list[UnitScore]:
         """Every quotable unit of ``context`` with its evidence, in context order."""
         _, scorer = self.scorer_for(question, context)
@@ -168,6 +204,8 @@ class ExtractiveGenerator:
         name, scorer = self.scorer_for(question, context)
         langs = context_languages(context)
         scores, lexical = score_units(question, context, self.weights, scorer, langs)
+        kinds = asked(question, langs) | kinds_asked(question)
+        extra = _best_unit_evidence(scores, lexical, kinds, langs)
         features = feature_values(
             [s.total for s in scores],
             [s.dense for s in scores],
@@ -176,8 +214,9 @@ class ExtractiveGenerator:
             [s.kind for s in scores],
             [s.owner for s in scores],
             lexical.context_coverage(),
-            bool(asked(question, langs) | kinds_asked(question)),
+            bool(kinds),
             [len(s.unit.text.split()) for s in scores],
+            **extra,
         )
         model_name = name if name in self.model.models else ("e5" if scorer is not None else WORDS)
         model = self.model.for_scorer(model_name)

@@ -129,6 +129,12 @@ class LexicalScorer:
         pool = self.found[index] if wanted is None else self.found[index] & set(wanted)
         return sum(self.weights[t] for t in pool) / total
 
+    def coverage_of(self, indices: Iterable[int]) -> float:
+        """The share of the question's term weight that the units ``indices`` hold together."""
+        total = self.total
+        held = set().union(*(self.found[i] for i in indices))
+        return sum(self.weights[t] for t in held) / total if total else 0.0
+
     def context_coverage(self) -> float:
         """The share of the question's term weight that some unit holds."""
         total = self.total

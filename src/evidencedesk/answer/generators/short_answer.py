@@ -172,6 +172,29 @@ def _clause_answer(text: str, qterms: frozenset[str]) -> str:
     return _EDGE.sub("", " ".join(words[:MAX_WORDS]))
 
 
+def _typed(text: str, toks: list[tuple[str, int, int]], hits: list[int], qterms: frozenset[str], kinds: set[str],
+           langs: tuple[str, ...]) -> str:  # fmt: skip
+    span: tuple[int, int] | None = None
+    if kinds & {TIME, DATE, MONEY, NUMBER}:
+        span = _nearest(_quantity_spans(toks, kinds, langs, qterms), hits)
+    if span is None and kinds & {PERSON, PLACE}:
+        span = _nearest(_name_spans(toks, qterms), hits)
+    if span is None:
+        return ""
+    return _span(text, toks, span[0], min(span[1], span[0] + MAX_WORDS - 1))
+
+
+def typed_span(question_terms: Iterable[str], unit_text: str, kinds: set[str],
+               languages: Iterable[str] = ("en",)) -> str:  # fmt: skip
+    """The span of ``unit_text`` of a kind the question asks for (a number, date or amount with its unit, or
+    a name the question does not hold), nearest the question's words; "" when there is none."""
+    text = " ".join(unit_text.split())
+    qterms = frozenset(question_terms)
+    toks = _tokens(text)
+    langs = tuple(dict.fromkeys(("en", *languages)))
+    return _typed(text, toks, _question_hits(toks, qterms), qterms, kinds, langs)
+
+
 def short_answer(question_terms: Iterable[str], unit_text: str, kinds: set[str],
                  languages: Iterable[str] = ("en",)) -> str:  # fmt: skip
     """The short line for a fact question, copied from ``unit_text`` ("" when the question asks why or how,
@@ -186,18 +209,12 @@ def short_answer(question_terms: Iterable[str], unit_text: str, kinds: set[str],
     if YESNO in kinds:
         # whether the unit says yes or no is left to the reader: a wrong "No" is worse than none
         return "" if len(toks) <= MAX_WORDS else _clause_answer(text, qterms)
-    span: tuple[int, int] | None = None
-    if kinds & {TIME, DATE, MONEY, NUMBER} or not kinds & {PERSON, PLACE}:
-        span = (
-            _nearest(_quantity_spans(toks, kinds, langs, qterms), hits) if kinds & {TIME, DATE, MONEY, NUMBER} else None
-        )
-    if span is None and kinds & {PERSON, PLACE}:
-        span = _nearest(_name_spans(toks, qterms), hits)
-    if span is not None:
-        return _span(text, toks, span[0], min(span[1], span[0] + MAX_WORDS - 1))
+    typed = _typed(text, toks, hits, qterms, kinds, langs)
+    if typed:
+        return typed
     if len(toks) <= MAX_WORDS:
         return ""  # the unit itself is short enough to be the first line
     return _clause_answer(text, qterms)
 
 
-__all__ = ["MAX_WORDS", "short_answer"]
+__all__ = ["MAX_WORDS", "short_answer", "typed_span"]

@@ -30,6 +30,7 @@ from evidencedesk.answer.generators.paragraphs import paragraph_ids
 from evidencedesk.answer.generators.table_rows import key_match
 from evidencedesk.answer.injection import looks_like_instruction
 from evidencedesk.answer.units import Unit, split_units
+from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.candidates import Candidate
 
 KEY_WORDS_SCALE = 2.0  # a named row gets its full key weight once its words cover half the question
@@ -82,6 +83,14 @@ class UnitScore:
 
 def _embedding_text(unit: Unit, heading: str) -> str:
     return f"{heading}: {unit.text}" if heading else unit.text
+
+
+def chunk_embedding_texts(chunk: Chunk) -> list[str]:
+    """The texts ``score_units`` embeds for ``chunk``: each quotable unit (with its heading), then the chunk."""
+    path = chunk.location.heading_path
+    heading = path[-1] if path else ""
+    units = [u for u in split_units(chunk) if not looks_like_instruction(u.text)]
+    return [_embedding_text(u, heading) for u in units] + [shown_text(chunk)]
 
 
 def score_units(
@@ -139,4 +148,4 @@ def score_units(
     return out, lexical
 
 
-__all__ = ["KEY_WORDS_SCALE", "UnitScore", "Weights", "score_units"]
+__all__ = ["KEY_WORDS_SCALE", "UnitScore", "Weights", "chunk_embedding_texts", "score_units"]
