@@ -169,7 +169,26 @@ def _clause_answer(text: str, qterms: frozenset[str]) -> str:
         words and (term(_bare(words[0]).lower()) in qterms or _bare(words[0]).lower() in STOPWORDS) and len(words) > 1
     ):
         words.pop(0)
-    return _EDGE.sub("", " ".join(words[:MAX_WORDS]))
+    return _EDGE.sub("", " ".join(_window(words, qterms)))
+
+
+def _window(words: list[str], qterms: frozenset[str]) -> list[str]:
+    """At most ``MAX_WORDS`` consecutive words of a clause: the window that keeps its numbers and the most
+    words the question does not already hold (the earliest such window), so "... no more than 20 km in
+    total" keeps "20 km" instead of stopping before it."""
+    if len(words) <= MAX_WORDS:
+        return words
+
+    def worth(w: str) -> float:
+        b = _bare(w)
+        if _is_num(w):
+            return 3.0
+        low = b.lower()
+        return 1.0 if b and low not in STOPWORDS and term(low) not in qterms else 0.0
+
+    values = [worth(w) for w in words]
+    best = max(range(len(words) - MAX_WORDS + 1), key=lambda i: (sum(values[i : i + MAX_WORDS]), -i))
+    return words[best : best + MAX_WORDS]
 
 
 def _typed(text: str, toks: list[tuple[str, int, int]], hits: list[int], qterms: frozenset[str], kinds: set[str],
