@@ -12,7 +12,7 @@ from evidencedesk.answer.generators.answerability import FEATURES, Answerability
 from evidencedesk.answer.generators.extractive import ExtractiveGenerator
 from evidencedesk.answer.generators.lexical_match import question_terms
 from evidencedesk.answer.generators.question_words import kinds_asked
-from evidencedesk.answer.generators.short_answer import MAX_WORDS, short_answer
+from evidencedesk.answer.generators.short_answer import MAX_WORDS, short_answer, typed_span
 from evidencedesk.answer.validate import validate
 from tests.support.answer import as_candidates, make_chunk
 
@@ -47,6 +47,10 @@ def line(question: str, unit: str, langs: tuple[str, ...] = ("en",)) -> str:
         ("Can I return a worn helmet?",
          "Helmets cannot be returned once worn, for hygiene reasons, unless they arrive damaged.", ("en",),
          "cannot be returned once worn"),
+        # a clause longer than the line keeps its number instead of stopping before it
+        ("Can I return a bike after riding it?",
+         "A complete bicycle can only be returned if it has been ridden no more than 20 km in total.", ("en",),
+         "if it has been ridden no more than 20 km in total"),
     ],
 )  # fmt: skip
 def test_fact_questions_get_a_few_words_copied_from_the_unit(
@@ -74,6 +78,31 @@ def test_generated_answer_puts_the_fact_first_and_passes_validation() -> None:
     assert not checked.abstained and checked.answer.splitlines()[0] == "1066 [kc-h:c0]"
     assert all(s.supported for s in checked.sentences)
     assert gen.details["short_answer"] == "1066"
+
+
+def test_typed_span_is_the_kind_asked_and_absent_from_the_question() -> None:
+    def span(question: str, unit: str) -> str:
+        return typed_span(question_terms(question), unit, asked(question) | kinds_asked(question))
+
+    assert span("When did the Normans conquer England?", NORMANS) == "1066"
+    assert span("Who led the Normans?", NORMANS) == "William the Conqueror"
+    assert span("When did the Normans conquer England?", "The Normans conquered England after a long war.") == ""
+    assert span("What did the Normans conquer?", NORMANS) == ""  # no kind asked: nothing typed to find
+
+
+def test_warm_embeds_every_unit_once_so_answers_never_wait_for_them() -> None:
+    chunks = [make_chunk("kc-w:c0", "Gift cards are valid for three years. They cannot be exchanged for cash."),
+              make_chunk("kc-w:c1", "Orders ship within two business days from our warehouse.")]  # fmt: skip
+    gen = ExtractiveGenerator()
+    scorer = gen.scorer_for("a question", as_candidates(chunks))[1]
+    assert scorer is not None
+    first = gen.warm(chunks)
+    assert first == {"minilm": 5}  # three sentences and two chunks
+    assert gen.warm(chunks) == {"minilm": 0}  # everything is cached now
+    before = scorer.cached
+    gen.generate("How long are gift cards valid?", as_candidates(chunks))
+    assert scorer.cached == before + 1  # only the question itself was embedded
+    assert ExtractiveGenerator(dense=False).warm(chunks) == {}
 
 
 def test_shipped_model_covers_every_scorer_and_bad_files_are_named(tmp_path: Path) -> None:

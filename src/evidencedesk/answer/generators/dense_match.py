@@ -82,6 +82,11 @@ class DenseScorer:
             self.vectors(part)
         return fresh
 
+    @property
+    def cached(self) -> int:
+        """How many texts are cached."""
+        return len(self._cache)
+
     def remember(self, texts: Sequence[str], vectors: np.ndarray) -> None:
         """Put embeddings made earlier (by this scorer's embedder) into the cache, e.g. read back from a file."""
         if len(texts) != len(vectors):
