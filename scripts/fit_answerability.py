@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
 from evidencedesk.answer.generators.answerability import FEATURES  # noqa: E402
+from evidencedesk.answer.generators.base import Generation  # noqa: E402
 from evidencedesk.answer.generators.dense_match import DenseScorer, E5Embedder  # noqa: E402
 from evidencedesk.answer.generators.extractive import ExtractiveGenerator  # noqa: E402
 from evidencedesk.answer.pipeline import ask  # noqa: E402
@@ -61,11 +62,20 @@ def ask_with(desk: Any, question: str, generator: Any) -> tuple[Any, Any]:
     )
 
 
-def generators(with_e5: bool) -> dict[str, ExtractiveGenerator]:
+class ContextOnly:
+    """A generator that always abstains: ``ask`` with it fetches the context the pipeline shows, nothing more."""
+
+    name = "context-only"
+
+    def generate(self, question: str, context: list[Any], prompt: str = "") -> Generation:
+        return Generation(answer="", abstained=True, reason="context only")
+
+
+def generators(names: list[str]) -> dict[str, ExtractiveGenerator]:
     out = {"minilm": ExtractiveGenerator(threshold=NEVER), "words": ExtractiveGenerator(threshold=NEVER, dense=False)}
-    if with_e5:
+    if "e5" in names:
         out["e5"] = ExtractiveGenerator(threshold=NEVER, dense=DenseScorer(E5Embedder(), name="e5"))
-    return out
+    return {name: gen for name, gen in out.items() if name in names}
 
 
 def rows_for(question: str, context: list[Any], gens: dict[str, ExtractiveGenerator], names: list[str],
@@ -94,7 +104,7 @@ def squad_rows(args: argparse.Namespace, gens: dict[str, ExtractiveGenerator], s
     for n, q in enumerate(fit, 1):
         if n <= args.skip:
             continue
-        _, trace = ask_with(desk, q.question, gens["minilm"])  # retrieval and context once per question
+        _, trace = ask_with(desk, q.question, ContextOnly())  # retrieval and context once per question
         with_e5 = n % args.e5_every == 0 and n // args.e5_every <= args.e5_limit
         names = [name for name in gens if name != "e5" or with_e5]
 
@@ -123,7 +133,7 @@ def kestrel_rows(kestrel: Path, work: Path, gens: dict[str, ExtractiveGenerator]
         for label in labels:
             default = ExtractiveGenerator(threshold=NEVER)
             # the scorer the default generator picks for this question (minilm or e5), plus words alone
-            for gen in (default, gens["words"]):
+            for gen in (default, ExtractiveGenerator(threshold=NEVER, dense=False)):
                 checked, trace = ask_with(desk, label.question, gen)
                 name = trace.generation.get("scorer", "words")
                 if name not in gens and name != "e5":
@@ -153,8 +163,11 @@ def probabilities(model: dict[str, Any], rows: list[dict[str, Any]]) -> np.ndarr
 
 
 def fit_one(
-    rows: list[dict[str, Any]], precision: float, kestrel_weight: float
+    rows: list[dict[str, Any]], precision: float, kestrel_weight: float, max_wrong: float = MAX_WRONG_ABSTENTION
 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A logistic regression on standardised features, and its threshold: the highest probability at which the
+    fit rows' abstentions are at least ``precision`` unanswerable questions and at most ``max_wrong`` of the
+    answerable ones are refused (the highest meeting the second alone when none meets both)."""
     from sklearn.linear_model import LogisticRegression
 
     x = np.array([[r["features"].get(f, 0.0) for f in FEATURES] for r in rows], dtype=float)
@@ -166,28 +179,25 @@ def fit_one(
     model.fit((x - mean) / scale, y, sample_weight=w)
     p = model.predict_proba((x - mean) / scale)[:, 1]
     impossible = np.array([r["impossible"] for r in rows])
-    best_t, stats = 0.5, {}
-    for t in np.round(np.arange(0.02, 0.95, 0.01), 2):
+    answerable = ~impossible
+    grid = [float(t) for t in np.round(np.arange(0.02, 0.95, 0.01), 2)]
+
+    def wrong(t: float) -> float:
+        return float((p < t)[answerable].mean()) if answerable.any() else 0.0
+
+    def precise(t: float) -> bool:
         abst = p < t
-        if not abst.any():
-            continue
-        prec = float(impossible[abst].mean())
-        if prec >= precision:
-            best_t = float(t)
-            stats = {
-                "threshold": best_t,
-                "abstention_precision": round(prec, 3),
-                "unanswerable_abstained": round(float(abst[impossible].mean()), 3) if impossible.any() else 0.0,
-                "answerable_abstained": round(float(abst[~impossible].mean()), 3) if (~impossible).any() else 0.0,
-            }
-    if not stats:  # no threshold reaches the precision: keep answerable abstentions at most 15% instead
-        answerable = ~impossible
-        for t in np.round(np.arange(0.02, 0.95, 0.01), 2):
-            abst = p < t
-            if answerable.any() and float(abst[answerable].mean()) <= MAX_WRONG_ABSTENTION:
-                best_t = float(t)
-                stats = {"threshold": best_t, "rule": f"answerable abstained <= {MAX_WRONG_ABSTENTION:.0%}",
-                         "answerable_abstained": round(float(abst[answerable].mean()), 3)}  # fmt: skip
+        return bool(abst.any()) and float(impossible[abst].mean()) >= precision
+
+    both = [t for t in grid if precise(t) and wrong(t) <= max_wrong]
+    capped = [t for t in grid if wrong(t) <= max_wrong]
+    best_t = max(both) if both else max(capped, default=grid[0])
+    rule = (
+        f"abstention precision >= {precision:.0%} and answerable abstained <= {max_wrong:.0%}"
+        if both
+        else f"no threshold reaches abstention precision {precision:.0%}: answerable abstained <= {max_wrong:.0%}"
+    )
+    stats = {"threshold": best_t, "rule": rule, **decision(p, impossible, best_t)}  # fmt: skip
     out = {
         "features": list(FEATURES),
         "mean": [round(float(v), 6) for v in mean],
@@ -205,6 +215,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kestrel", type=Path, default=REPO / "examples" / "kestrel")
     ap.add_argument("--work", type=Path, default=Path("/tmp/evidencedesk-squad2"))
     ap.add_argument("--precision", type=float, default=0.7, help="abstention precision the threshold must keep")
+    ap.add_argument(
+        "--max-wrong",
+        type=float,
+        default=MAX_WRONG_ABSTENTION,
+        help="share of answerable fit questions the threshold may refuse",
+    )
     ap.add_argument("--kestrel-weight", type=float, default=3.0)
     ap.add_argument("--limit", type=int, default=0, help="fit-split questions to use (0: all)")
     ap.add_argument("--e5-limit", type=int, default=400, help="fit-split questions also scored with e5")
@@ -212,8 +228,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit-only", action="store_true", help="fit from the --rows cache as it is (it may be partial)")
     ap.add_argument("--skip", type=int, default=0, help="leave out the first n sampled questions (already cached)")
     ap.add_argument("--skip-kestrel", action="store_true", help="append SQuAD rows to --rows (its labels rows kept)")
-    ap.add_argument("--heldout", action="store_true",
-                    help="also score the held-out articles' questions: reported beside the fit, never fitted on")
+    ap.add_argument("--scorers", default="minilm,words,e5", help="scorers to collect SQuAD rows for")
+    ap.add_argument(
+        "--heldout",
+        action="store_true",
+        help="also score the held-out articles' questions: reported beside the fit, never fitted on",
+    )
     ap.add_argument("--seed", type=int, default=16)
     ap.add_argument("--rows", type=Path, help="cache of feature rows (JSON lines): read if present, else written")
     ap.add_argument("--out", type=Path, default=OUT)
@@ -222,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.fit_only and args.rows:
         rows = [json.loads(line) for line in args.rows.read_text(encoding="utf-8").splitlines() if line.strip()]
     else:
-        gens = generators(with_e5=args.e5_limit > 0)
+        gens = generators([n for n in args.scorers.split(",") if n != "e5" or args.e5_limit > 0])
         mode = "a" if args.skip_kestrel else "w"
         cache = (args.rows or args.work / "answerability-rows.jsonl").open(mode, encoding="utf-8")
 
@@ -240,13 +260,14 @@ def main(argv: list[str] | None = None) -> int:
         "data": "SQuAD 2.0 dev (fit split: articles at even positions; held-out figures from the others) "
         "+ examples/kestrel labels",
         "target_abstention_precision": args.precision,
+        "max_answerable_abstained": args.max_wrong,
         "fit": {},
     }
     for scorer in ("minilm", "e5", "words"):
         mine = [r for r in rows if r["scorer"] == scorer and r.get("split", FIT) == FIT]
         if not mine:
             continue
-        models[scorer], info["fit"][scorer] = fit_one(mine, args.precision, args.kestrel_weight)
+        models[scorer], info["fit"][scorer] = fit_one(mine, args.precision, args.kestrel_weight, args.max_wrong)
         log(f"{scorer}: {info['fit'][scorer]}")
         held = [r for r in rows if r["scorer"] == scorer and r.get("split", FIT) != FIT]
         if held:  # reported, never fitted on

@@ -31,7 +31,7 @@ def line(question: str, unit: str, langs: tuple[str, ...] = ("en",)) -> str:
     ("question", "unit", "langs", "expected"),
     [
         ("When did the Normans conquer England?", NORMANS, ("en",), "1066"),
-        ("Who led the Normans?", NORMANS, ("en",), "William the Conqueror"),
+        ("Who led the Normans?", NORMANS, ("en",), "led by William the Conqueror"),  # the name with its clause
         ("How long do I have to return a bike?",
          "You can return an unused bike within 30 days of delivery for a full refund, shipping included.", ("en",),
          "30 days"),
@@ -85,9 +85,10 @@ def test_typed_span_is_the_kind_asked_and_absent_from_the_question() -> None:
         return typed_span(question_terms(question), unit, asked(question) | kinds_asked(question))
 
     assert span("When did the Normans conquer England?", NORMANS) == "1066"
-    assert span("Who led the Normans?", NORMANS) == "William the Conqueror"
+    assert span("Who led the Normans?", NORMANS) == "led by William the Conqueror"
     assert span("When did the Normans conquer England?", "The Normans conquered England after a long war.") == ""
     assert span("What did the Normans conquer?", NORMANS) == ""  # no kind asked: nothing typed to find
+    assert span("Which country did the Normans conquer?", NORMANS) == "conquered England in 1066"
 
 
 def test_warm_embeds_every_unit_once_so_answers_never_wait_for_them() -> None:

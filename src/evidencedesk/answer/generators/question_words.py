@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 
-from evidencedesk.text import words
+from evidencedesk.text import STOPWORDS, words
 
-TIME, MONEY, NUMBER, PERSON, PLACE, YESNO, REASON, WAY, CODE, DATE = (
-    "time", "money", "number", "person", "place", "yesno", "reason", "way", "code", "date",
+TIME, MONEY, NUMBER, PERSON, PLACE, YESNO, REASON, WAY, CODE, DATE, ENTITY = (
+    "time", "money", "number", "person", "place", "yesno", "reason", "way", "code", "date", "entity",
 )  # fmt: skip
 # word -> kinds, for single-word interrogatives and cue words
 _WORD_KINDS: dict[str, tuple[str, ...]] = {
@@ -44,6 +44,8 @@ _HOW_MEASURE: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 _WHAT_YEAR = re.compile(r"\b(what|which|welche[mnrs]?|in\s+welchem)\s+(year|century|decade|date|day|jahr|jahrhundert)",
                         re.IGNORECASE)  # fmt: skip
+# "what country", "which dynasty", "welche Stadt": a named thing of some class
+_WHAT_NOUN = re.compile(r"\b(what|which|welche[mnrs]?)\s+(\w+)", re.IGNORECASE)
 # a question that opens with one of these (auxiliary and modal verbs) asks for yes or no
 _YESNO_OPENERS = frozenset({
     "is", "are", "was", "were", "am", "can", "could", "do", "does", "did", "will", "would", "should", "shall",
@@ -80,6 +82,10 @@ def kinds_asked(question: str) -> set[str]:
                 out.update(_WORD_KINDS[w])
     if _WHAT_YEAR.search(question):
         out.update((TIME, DATE))
+    elif not out:
+        noun = _WHAT_NOUN.search(question)
+        if noun and noun.group(2).lower() not in STOPWORDS and noun.start() <= len(question) // 2:
+            out.add(ENTITY)
     if tokens and tokens[0] in _YESNO_OPENERS and not out:
         out.add(YESNO)
     if not out and any(m in f" {question} " for m in _BANGLA_YESNO) and question.strip().endswith("?"):
@@ -92,5 +98,5 @@ def is_fact_question(kinds: set[str]) -> bool:
     return not (kinds & {REASON, WAY})
 
 
-__all__ = ["CODE", "DATE", "MONEY", "NUMBER", "PERSON", "PLACE", "REASON", "TIME", "WAY", "YESNO",
+__all__ = ["CODE", "DATE", "ENTITY", "MONEY", "NUMBER", "PERSON", "PLACE", "REASON", "TIME", "WAY", "YESNO",
            "is_fact_question", "kinds_asked"]  # fmt: skip

@@ -20,10 +20,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from evidencedesk.answer.generators.answer_types import is_currency_symbol, languages_months, languages_units, unit_of
+from evidencedesk.answer.generators.answer_types import (
+    NUMBER_WORDS,
+    is_currency_symbol,
+    languages_months,
+    languages_units,
+    unit_of,
+)
 from evidencedesk.answer.generators.lexical_match import term
 from evidencedesk.answer.generators.question_words import (
     DATE,
+    ENTITY,
     MONEY,
     NUMBER,
     PERSON,
@@ -83,17 +90,15 @@ def _quantity_spans(toks: list[tuple[str, int, int]], kinds: set[str], langs: tu
     for i, (tok, _, _) in enumerate(toks):
         low = _bare(tok).lower()
         is_month = low in months
-        if not (_is_num(tok) or is_month):
+        spelled = NUMBER in want_dims and low in NUMBER_WORDS and len(low) > 2
+        if not (_is_num(tok) or is_month or spelled):
             continue
         if term(low) in qterms:  # the question's own number names the topic, not the answer
             continue
         start, end = i, i
-        if (
-            i > 0
-            and (is_month or _bare(toks[i - 1][0]).isdigit())
-            and _bare(toks[i - 1][0]).lower() in months | {w for w in (_bare(toks[i - 1][0]),) if w.isdigit()}
-        ):
-            start = i - 1
+        before = _bare(toks[i - 1][0]) if i > 0 else ""
+        if before and ((before.lower() in months and not is_month) or (is_month and before.isdigit())):
+            start = i - 1  # "December 25", "12 March"
         # extend over a month, a year, a unit word, "million", up to 3 tokens
         k = i + 1
         while k < n and k <= i + 3:
@@ -141,7 +146,8 @@ def _name_spans(toks: list[tuple[str, int, int]], qterms: frozenset[str]) -> lis
                     j += 1
                     continue
                 break
-            if i > 0 or j > i:  # a lone capital that opens the sentence is no name
+            named = any(term(_bare(toks[x][0]).lower()) in qterms for x in range(i, j + 1))
+            if (i > 0 or j > i) and not named:  # a lone capital that opens the sentence is no name
                 out.append((i, j))
             i = j + 1
         else:
@@ -196,11 +202,52 @@ def _typed(text: str, toks: list[tuple[str, int, int]], hits: list[int], qterms:
     span: tuple[int, int] | None = None
     if kinds & {TIME, DATE, MONEY, NUMBER}:
         span = _nearest(_quantity_spans(toks, kinds, langs, qterms), hits)
-    if span is None and kinds & {PERSON, PLACE}:
+    name = False
+    if span is None and kinds & {PERSON, PLACE, ENTITY}:
         span = _nearest(_name_spans(toks, qterms), hits)
+        name = span is not None
     if span is None:
         return ""
+    if name and NAME_PHRASE:
+        span = _phrase(toks, span)
     return _span(text, toks, span[0], min(span[1], span[0] + MAX_WORDS - 1))
+
+
+NAME_PHRASE = True
+PHRASE_WORDS = 8  # a name with its clause: at most this many words
+
+
+def _phrase(toks: list[tuple[str, int, int]], span: tuple[int, int]) -> tuple[int, int]:
+    """The name with the words of its clause around it, at most ``PHRASE_WORDS`` words: which of a sentence's
+    names answers "who" or "where" is a guess, and the words beside it ("southern China", "his son
+    Zhenjin") let the reader check it."""
+    i, j = span
+    lo, hi = i, j
+    while lo > 0 and not _CLAUSE_END.search(toks[lo - 1][0]) and hi - lo + 1 < PHRASE_WORDS:
+        lo -= 1
+        if hi - lo + 1 >= PHRASE_WORDS:
+            break
+        if hi + 1 < len(toks) and not _CLAUSE_END.search(toks[hi][0]):
+            hi += 1
+    while hi + 1 < len(toks) and not _CLAUSE_END.search(toks[hi][0]) and hi - lo + 1 < PHRASE_WORDS:
+        hi += 1
+    def in_name(x: int) -> bool:
+        b = _bare(toks[x][0])
+        return b[:1].isupper() or b.lower() in _CONNECTORS
+
+    if hi + 1 < len(toks) and in_name(hi + 1) and not _CLAUSE_END.search(toks[hi][0]):
+        while hi > j and in_name(hi):  # never stop inside a further name ("the Battle" of Hastings)
+            hi -= 1
+        if hi > j:  # nor on the word that introduces it ("after")
+            hi -= 1
+    while lo < i and _bare(toks[lo][0]).lower() in STOPWORDS:
+        lo += 1
+    while hi > j and _bare(toks[hi][0]).lower() in STOPWORDS:
+        hi -= 1
+    return lo, hi
+
+
+_CLAUSE_END = re.compile(r"[,;:.!?)\]]$")
 
 
 def typed_span(question_terms: Iterable[str], unit_text: str, kinds: set[str],
