@@ -9,7 +9,7 @@ folder is ingested into a store under --work, and every question (or a seeded sa
 ``Desk.ask`` and the default settings (hybrid retrieval, extractive generator). Articles at even
 positions form the fit split (used by scripts/fit_answerability.py), the others the held-out split;
 both are reported. Metrics follow the official SQuAD normalisation (lowercase, no punctuation, no
-articles, single spaces). Prints a table and appends a section to bench/RESULTS.md (--no-append to
+articles, single spaces). Prints a table and replaces its section of bench/RESULTS.md (--no-append to
 skip).
 """
 
@@ -31,10 +31,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from machine_info import machine
+from machine_info import machine, replace_section
 
 REPO = Path(__file__).resolve().parents[1]
 FIT, HELDOUT = "fit", "heldout"
+SECTION = "## SQuAD 2.0 dev answers"
 MAX_SHORT_WORDS = 12
 
 
@@ -171,6 +172,19 @@ def warm_units(generator: Any, chunks: list[Any], keep: Path | None = None) -> f
     return time.perf_counter() - start
 
 
+def model_line() -> str:
+    """Which answerability model answered, and how its threshold was chosen."""
+    from evidencedesk.answer.generators.answerability import AnswerabilityModel
+
+    model = AnswerabilityModel.load()
+    fit = model.info.get("fit", {}).get("minilm", {})
+    return (
+        f"Answerability (English, minilm): threshold {model.for_scorer('minilm').threshold}, "
+        f"chosen by {fit.get('rule', 'the fit script')} on the fit split "
+        f"({fit.get('n', '?')} rows, from `scripts/fit_answerability.py`)."
+    )
+
+
 # -- metrics --------------------------------------------------------------------------------------
 def summarise(outcomes: list[Outcome]) -> dict[str, Any]:
     yes = [o for o in outcomes if not o.q.impossible]
@@ -304,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
             else f"a seeded sample (seed {args.seed}) of {args.sample} answerable + {args.sample} unanswerable"
         )
         section = (
-            f"\n## SQuAD 2.0 dev answers ({datetime.now(UTC):%Y-%m-%d})\n\n"
+            f"{SECTION} ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)\n\n"
             f"`{command}`\n\n"
             f"{machine()}; a shared, loaded 2-core machine. 8 Wikipedia articles ingested as 8 documents "
             f"({len(desk.chunks())} chunks); {size}, each asked against the whole collection with `Desk.ask` and "
@@ -313,11 +327,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{text}\n\nEvery unit of the collection was embedded once before the first question "
             f"(`ExtractiveGenerator.warm`, {warm_s:.0f} s; read back from --work when saved by an earlier run), "
             "so every ask above is warm.\n"
-            f"Warm `ask` p50 (the same {len(warm)} questions asked again): {warm_p50:.0f} ms.\n"
+            f"Warm `ask` p50 (the same {len(warm)} questions asked again): {warm_p50:.0f} ms (target <= 60 ms).\n"
+            f"{model_line()}\n"
         )  # fmt: skip
-        with args.results.open("a", encoding="utf-8") as f:
-            f.write(section)
-        log(f"appended to {args.results}")
+        old = args.results.read_text(encoding="utf-8") if args.results.is_file() else ""
+        args.results.write_text(replace_section(old, SECTION, section), encoding="utf-8")
+        log(f"wrote its section of {args.results}")
     return 0
 
 

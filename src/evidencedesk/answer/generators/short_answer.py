@@ -6,11 +6,13 @@ its citation checks like any quote:
 
 * a time, date, amount or count: the number with its unit, currency symbol or month ("30 days",
   "$1,200", "12 March 1066", "৩০ দিন"), the one nearest the question's words in the unit;
-* a person or place: the run of capitalised words the question does not already name;
+* a person, place or named thing ("who", "where", "which dynasty"): the run of capitalised words
+  that holds no question word, nearest the question's words, with the words of its clause around
+  it (at most ``PHRASE_WORDS``), since which name is meant is a guess the reader can then check;
 * yes or no: the clause that says so (whether it means yes or no is left to the reader, since a
   wrong "No" is worse than none);
-* any other fact ("What is X?", "Which ..."): the clause of the unit that holds the question's
-  words, without them, cut to ``MAX_WORDS`` words.
+* any other fact ("What is X?"): the clause of the unit that holds the question's words, without
+  them, cut to the ``MAX_WORDS`` words that keep its numbers.
 
 Questions that ask why or how get no short line: their answer is the quote itself.
 """
@@ -208,12 +210,11 @@ def _typed(text: str, toks: list[tuple[str, int, int]], hits: list[int], qterms:
         name = span is not None
     if span is None:
         return ""
-    if name and NAME_PHRASE:
+    if name:
         span = _phrase(toks, span)
     return _span(text, toks, span[0], min(span[1], span[0] + MAX_WORDS - 1))
 
 
-NAME_PHRASE = True
 PHRASE_WORDS = 8  # a name with its clause: at most this many words
 
 
