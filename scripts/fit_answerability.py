@@ -172,6 +172,9 @@ def fit_one(
 
     x = np.array([[r["features"].get(f, 0.0) for f in FEATURES] for r in rows], dtype=float)
     y = np.array([r["y"] for r in rows])
+    n_labels = sum(r["source"] == "kestrel" for r in rows)
+    if kestrel_weight <= 0:  # balanced: the example corpus's rows weigh as much, together, as the SQuAD rows
+        kestrel_weight = (len(rows) - n_labels) / n_labels if 0 < n_labels < len(rows) else 1.0
     w = np.array([kestrel_weight if r["source"] == "kestrel" else 1.0 for r in rows])
     mean, scale = x.mean(axis=0), x.std(axis=0)
     scale[scale == 0] = 1.0
@@ -197,7 +200,8 @@ def fit_one(
         if both
         else f"no threshold reaches abstention precision {precision:.0%}: answerable abstained <= {max_wrong:.0%}"
     )
-    stats = {"threshold": best_t, "rule": rule, **decision(p, impossible, best_t)}  # fmt: skip
+    stats = {"threshold": best_t, "rule": rule, "label_row_weight": round(kestrel_weight, 2),
+             **decision(p, impossible, best_t)}  # fmt: skip
     out = {
         "features": list(FEATURES),
         "mean": [round(float(v), 6) for v in mean],
@@ -221,7 +225,12 @@ def main(argv: list[str] | None = None) -> int:
         default=MAX_WRONG_ABSTENTION,
         help="share of answerable fit questions the threshold may refuse",
     )
-    ap.add_argument("--kestrel-weight", type=float, default=3.0)
+    ap.add_argument(
+        "--kestrel-weight",
+        type=float,
+        default=0.0,
+        help="weight of each example-corpus row (0: balanced, both sources weigh the same in all)",
+    )
     ap.add_argument("--limit", type=int, default=0, help="fit-split questions to use (0: all)")
     ap.add_argument("--e5-limit", type=int, default=400, help="fit-split questions also scored with e5")
     ap.add_argument("--e5-every", type=int, default=2, help="score every n-th fit-split question with e5")
