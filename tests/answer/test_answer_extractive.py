@@ -88,11 +88,7 @@ def test_returns_window_from_the_current_policy() -> None:
     ("question", "needle"),
     [
         ("What is the recall reference for the Ridgeline RD2-24 fork?", "KC-RC-2025-03"),
-        pytest.param(
-            "My RD2-24 serial starts with KR24E. Do I have to bring it in for the fork recall?",
-            "KR24E or later",
-            marks=pytest.mark.xfail(strict=True, reason="the fitted answerability model abstains (p below threshold)"),
-        ),
+        ("My RD2-24 serial starts with KR24E. Do I have to bring it in for the fork recall?", "KR24E or later"),
         ("What number do I call for the RD2-24 fork recall?", "09612-550-224"),
         # the serial KR24D0713 belongs to the KR24D range the notice names
         ("My bike is a Ridgeline RD2-24, serial KR24D0713. Is it part of the recall?", "beginning with KR24D"),
