@@ -118,9 +118,10 @@ def test_kestrel_answers_fill_the_table(chunks: list[Chunk], labels: list[Label]
     abstained = [r for r in result.records if r.abstained]
     assert out["abstention_precision"] == pytest.approx(sum(not r.answerable for r in abstained) / len(abstained))
     assert out["abstention_recall"] == pytest.approx(out["abstained_unanswerable"] / out["n_unanswerable"])
-    # the words-only answerability model (fitted threshold 0.27) keeps wrong abstentions rare and lets some
-    # unanswerable questions through: here it abstains on 3 of the 7 unanswerable and 3 of the 35 answerable
-    assert out["abstained_unanswerable"] >= 3 and out["abstained_answerable"] <= 3
+    # the words-only answerability model (threshold 0.19, fitted to refuse at most 15% of answerable questions)
+    # keeps wrong abstentions rare and lets most unanswerable questions through: here it abstains on 2 of the
+    # 7 unanswerable and 2 of the 35 answerable
+    assert out["abstained_unanswerable"] >= 2 and out["abstained_answerable"] <= 3
     assert out["correct"] >= len(answerable) // 3  # the earlier generator answered 5 of 35
 
 
