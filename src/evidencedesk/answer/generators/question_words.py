@@ -3,7 +3,8 @@
 This is grammar, not knowledge of any corpus: "when"/"wann"/"কবে" ask for a time, "who"/"wer"/"কে" for
 a person, "where"/"wo"/"কোথায়" for a place, "why"/"warum"/"কেন" for a reason, "how"/"wie"/"কীভাবে"
 for a way (unless a measure follows: "how long", "wie viel"), and a question that opens with an
-auxiliary or modal verb ("Is ...", "Kann ich ...") for yes or no.
+auxiliary or modal verb ("Is ...", "Kann ich ...") for yes or no, and "what/which + noun" ("which
+dynasty", "welche Stadt") with no other interrogative for a named thing (``entity``).
 
 ``kinds_asked(question)`` returns the kinds; ``is_fact_question`` says whether a short answer line
 suits the question (every kind but reason and way).
