@@ -107,3 +107,30 @@ def test_index_command_writes_the_snapshot(tmp_path: Path, docs: Path, monkeypat
     assert '"mode": "update"' in merged.output and '"segments": 1' in merged.output
     missing = runner.invoke(app, ["index", "--store", str(tmp_path / "nothing")])
     assert missing.exit_code == 1 and "no store at" in missing.output
+
+
+def test_a_reader_waits_for_the_snapshot_update_instead_of_indexing_in_memory(tmp_path: Path, docs: Path) -> None:
+    import threading
+
+    from evidencedesk.chunking.config import ChunkingConfig
+    from evidencedesk.retrieval.snapshot_update import writer_lock
+    from evidencedesk.store import Store
+    from evidencedesk.wiring_snapshot import update_store_snapshot
+
+    with Desk(tmp_path / "store") as desk:
+        desk.ingest(docs)
+        desk.write_index(dense=False)
+    (docs / "torque.md").unlink()
+    reader = Desk(tmp_path / "store")
+    seen: list[str] = []
+    with Store(tmp_path / "store") as store, writer_lock(store.snapshot_dir):
+        store.ingest(docs, ChunkingConfig())  # build 2 is committed; its segment is not written yet
+        thread = threading.Thread(target=lambda: seen.append(reader.snapshot_status()))
+        thread.start()
+        thread.join(timeout=1.0)
+        assert thread.is_alive() and not seen  # the reader waits for the writer
+        update_store_snapshot(store, reader.settings, lambda: None, None)  # type: ignore[arg-type,return-value]
+    thread.join(timeout=30)
+    assert seen and seen[0].startswith("snapshot of build 2, "), seen
+    assert reader.searcher_label("bm25").startswith("snapshot-")
+    reader.close()
