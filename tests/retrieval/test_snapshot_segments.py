@@ -208,8 +208,11 @@ def test_tiered_policy_merges_a_full_tier_and_a_mostly_deleted_segment(tmp_path:
         for doc_id in corpus.docs()[:12]:  # most rows of the big segment
             (corpus.folder / f"{doc_id}.md").unlink()
         store.ingest(corpus.folder, ChunkingConfig())
+        opened = Snapshot(kept)  # a reader that opened the snapshot before the merge, and searches after it
+        query = TOKENIZER.query_terms(" ".join(corpus.words[:40]))
         done = update_snapshot(kept, build_id=store.latest_build_id(), documents=store.document_builds(),
                                chunks_of=chunks_of(store), policy=policy)  # fmt: skip
+        assert len(opened.bm25(query, 10)[0]) == 10  # its files are gone; what it mapped still reads
         snap = Snapshot(kept)
         assert done["merged"] and snap.n_deleted == 0 and len(snap) == store.chunk_count()
         # files of replaced segments and old tombstones are gone

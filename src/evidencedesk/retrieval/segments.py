@@ -176,9 +176,15 @@ def _vectors(directory: Path, n: int, dim: int) -> np.ndarray:
 
 
 class Segment:
-    """One segment folder opened read-only; ``deleted`` (a boolean array, or None) marks tombstoned rows."""
+    """One segment folder opened read-only; ``deleted`` (a boolean array, or None) marks tombstoned rows.
 
-    def __init__(self, directory: Path, deleted: np.ndarray | None = None, model_name: str = "unnamed") -> None:
+    ``eager`` maps every file at once (postings, vectors, graph): a merge may remove the folder later,
+    and mapped files stay readable after that, so a reader keeps working on the snapshot it opened.
+    """
+
+    def __init__(
+        self, directory: Path, deleted: np.ndarray | None = None, model_name: str = "unnamed", eager: bool = False
+    ) -> None:
         self.directory = directory
         self.meta: dict[str, Any] = json.loads((directory / SEGMENT_META).read_text(encoding="utf-8"))
         self.n_rows = int(self.meta["n_rows"])
@@ -200,6 +206,8 @@ class Segment:
             self.n_live = int(self.live.sum())
         self._allowed: dict[Hashable, np.ndarray | None] = {}
         self.tombstones: str | None = None  # the tombstone file's name, for the snapshot's writer
+        if eager:
+            _ = self.bm25, (self.dense, self.ann) if self.has_dense else None
 
     @property
     def name(self) -> str:

@@ -170,7 +170,7 @@ class Snapshot:
         out = []
         for entry in self.manifest["segments"]:
             deleted = np.load(folder / entry["deleted"]) if entry.get("deleted") else None
-            segment = Segment(folder / entry["name"], deleted, model)
+            segment = Segment(folder / entry["name"], deleted, model, eager=True)
             if segment.n_rows != int(entry["rows"]):
                 raise ValueError(f"segment {entry['name']}: {segment.n_rows} rows, the manifest says {entry['rows']}")
             out.append(segment)
