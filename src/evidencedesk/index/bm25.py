@@ -85,6 +85,16 @@ class Postings:
             scores = [s[k] for s, k in zip(scores, keeps, strict=True)]
         return sum_postings(rows, scores, n_rows, best)
 
+    def top(
+        self, term_ids: Sequence[int], n_rows: int, k: int, tie: np.ndarray, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The best ``k`` rows holding a term (allowed only), best first, ties by ``tie[row]``: what
+        ``top_k`` over ``accumulate`` gives, summed and selected in one compiled pass over the
+        postings of the distinct ``term_ids`` (see ``postings_kernel``)."""
+        from evidencedesk.index.postings_kernel import best_rows
+
+        return best_rows(self.indptr, self.rows, self.scores, term_ids, n_rows, k, tie, allowed)
+
 
 def sum_postings(
     rows: Sequence[np.ndarray], scores: Sequence[np.ndarray], n_rows: int, best: int | None = None
@@ -112,16 +122,6 @@ def sum_postings(
     # every posting scores > 0, so a row with a score > 0 holds a term (a boolean nonzero is fast)
     hit = (dense >= floor if floor > 0 else dense > 0).nonzero()[0]
     return hit, dense[hit]
-
-    def top(
-        self, term_ids: Sequence[int], n_rows: int, k: int, tie: np.ndarray, allowed: np.ndarray | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The best ``k`` rows holding a term (allowed only), best first, ties by ``tie[row]``: what
-        ``top_k`` over ``accumulate`` gives, summed and selected in one compiled pass over the
-        postings of the distinct ``term_ids`` (see ``postings_kernel``)."""
-        from evidencedesk.index.postings_kernel import best_rows
-
-        return best_rows(self.indptr, self.rows, self.scores, term_ids, n_rows, k, tie, allowed)
 
 
 class PostingsScorer:

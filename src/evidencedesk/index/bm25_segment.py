@@ -113,11 +113,7 @@ class SegmentBM25(PostingsScorer):
         best: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, scores)`` of the allowed rows holding a query term (``columns``, with their ``idf``)."""
-        postings = self.postings
-        if allowed is not None:
-            view = self._view(allowed, key) if key is not None else None
-            if view is not None:
-                postings, allowed = view, None
+        postings, allowed = self._postings_for(allowed, key)
         ip = postings.bounds
         rows_parts: list[np.ndarray] = []
         score_parts: list[np.ndarray] = []
