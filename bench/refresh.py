@@ -16,7 +16,10 @@ on the first run). For each size, in one run:
   later by the merge policy or by ``evidencedesk index --merge``.
 
 Vectors of the new chunks are derived the way the build derives them (bench/corpus_gen.py), as in
-bench/scale.py: the time to embed them with a real model is not included.
+bench/scale.py: the time to embed them with a real model is not included. ``--random-bases`` puts
+seeded random unit vectors in place of the MiniLM embeddings of the SciFact articles and queries
+(in a cache of their own): timings do not depend on what the vectors hold, and no model has to run
+first, which on a loaded 2-core machine takes longer than the benchmark.
 """
 
 from __future__ import annotations
@@ -53,6 +56,27 @@ from scale import (  # noqa: E402
 )
 
 HEADING = "## Time from ingest to searchable: a new segment against a rewrite (bench/refresh.py"
+
+
+def random_bases(scifact: Path, cache: Path, dim: int = 384) -> None:
+    """Write the SciFact vector cache with seeded random unit vectors (no model runs)."""
+    from corpus_gen import load_sources
+    from evidencedesk.evaluation.beir import load_beir
+
+    bases_file, queries_file = cache / "scifact-bases.npz", cache / "scifact-queries.npz"
+    if bases_file.is_file() and queries_file.is_file():
+        return
+    rng = np.random.default_rng(18)
+
+    def unit(n: int) -> np.ndarray:
+        v = rng.standard_normal((n, dim)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    titles = [s.title for s in load_sources(scifact)]
+    np.savez(bases_file, titles=np.array(titles), vectors=unit(len(titles)))
+    ds = load_beir(scifact)
+    qids = sorted(ds.queries)
+    np.savez(queries_file, texts=np.array([ds.queries[q] for q in qids]), vectors=unit(len(qids)))
 
 
 def search_latency(snap: Any, qtokens: list[list[str]], qvecs: np.ndarray) -> dict[str, float]:
@@ -166,12 +190,15 @@ def main() -> int:
     ap.add_argument("--scifact", type=Path, default=HERE.parent.parent / "shared" / "datasets" / "scifact")
     ap.add_argument("--queries", type=int, default=100, help="SciFact test queries to time (at most 300)")
     ap.add_argument("--no-write", action="store_true", help=f"do not write the section of {RESULTS.name}")
+    ap.add_argument("--random-bases", action="store_true", help="seeded random vectors instead of MiniLM's")
     args = ap.parse_args()
     if not (args.scifact / "corpus.jsonl.gz").is_file():
         print(f"SciFact not found at {args.scifact}; pass --scifact DIR", file=sys.stderr)
         return 1
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    if args.random_bases:
+        random_bases(args.scifact, args.cache_dir)
     results: dict[str, dict[str, Any]] = {}
     for size in args.sizes:
         print(f"== {size}", flush=True)
@@ -193,7 +220,9 @@ def main() -> int:
             "absolute times vary from run to run).  \n"
             f"Command: `{command.strip()}` ({time.perf_counter() - started:.0f} s with the data cache present). "
             "Vectors of the new chunks are derived as the build derives them (bench/corpus_gen.py): embedding "
-            "them with a real model is not included. Results after the update equal a snapshot written afresh "
+            "them with a real model is not included"
+            + (" (and the SciFact bases are seeded random vectors: --random-bases)" if args.random_bases else "")
+            + ". Results after the update equal a snapshot written afresh "
             "(tests/retrieval/test_snapshot_segments.py).\n\n"
             f"{table}\n"
         )
