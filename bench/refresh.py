@@ -218,7 +218,8 @@ def main() -> int:
         section = (
             f"{HEADING}, {stamp})\n\nMachine: {machine()}, shared with other jobs (a loaded 2-core machine: "
             "absolute times vary from run to run).  \n"
-            f"Command: `{command.strip()}` ({time.perf_counter() - started:.0f} s with the data cache present). "
+            f"Command: `{command.strip()}` ({time.perf_counter() - started:.0f} s, "
+            "making the data cache where absent). "
             "Vectors of the new chunks are derived as the build derives them (bench/corpus_gen.py): embedding "
             "them with a real model is not included"
             + (" (and the SciFact bases are seeded random vectors: --random-bases)" if args.random_bases else "")
