@@ -38,6 +38,7 @@ def main() -> int:
         ("load_test", []),
         ("backends", ["--scifact", str(args.scifact)]),
         ("scale", ["--scifact", str(args.scifact), "--sizes", *args.scale_sizes]),
+        ("refresh", ["--scifact", str(args.scifact), "--sizes", *args.scale_sizes]),
     ]
     failed = []
     for name, extra in runs:

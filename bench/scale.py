@@ -238,19 +238,14 @@ def stage_open(p: Paths, scifact: Path, cache: Path) -> dict[str, Any]:
     }
 
 
-Masks = dict[str, tuple[np.ndarray, Any]]
+Masks = dict[str, tuple[np.ndarray, Scope]]
 
 
-def ours_bm25(snap: Any, allowed: tuple[np.ndarray, Any]) -> Callable[[list[str]], Any]:
-    """Our BM25 over pre-tokenised queries (as bm25s gets them): postings, filter, top k."""
-    from evidencedesk.retrieval.rows import top_k
-
-    mask, key = allowed
-    use = None if mask.all() else mask
+def ours_bm25(snap: Any, scope: Scope) -> Callable[[list[str]], Any]:
+    """Our BM25 over pre-tokenised queries (as bm25s gets them): term statistics, filter, top k ids."""
 
     def run(tokens: list[str]) -> Any:
-        rows, scores = snap.bm25.scores(tokens, use, key)
-        return top_k(rows, scores, K, snap.tie)[0] if len(rows) else rows
+        return snap.bm25(tokens, K, scope)[0]
 
     return run
 
@@ -270,10 +265,11 @@ def query_bm25s(p: Paths, snap: Any, masks: Masks, qtokens: list[list[str]]) -> 
         t = time.perf_counter()
         retriever.retrieve(bq, k=K, show_progress=False, n_threads=0, weight_mask=weight)
         out[f"bm25_bm25s_batch_{name}"] = len(bq) / (time.perf_counter() - t)
-    mine = ours_bm25(snap, masks["all"])
+    mine = ours_bm25(snap, masks["all"][1])
+    ids = snap.segments[0].ids  # one segment written whole: its rows are the store's order, as bm25s's
     theirs = retriever.retrieve(bq, k=K, show_progress=False)[0]
     out["bm25_agree"] = sum(
-        sorted(mine(q).tolist()) == sorted(int(r) for r in th) for q, th in zip(qtokens, theirs, strict=True)
+        sorted(mine(q)) == sorted(ids[int(r)] for r in th) for q, th in zip(qtokens, theirs, strict=True)
     )
     return out
 
@@ -295,7 +291,8 @@ def query_dense(snap: Any, masks: Masks, qvecs: np.ndarray) -> dict[str, Any]:
     import faiss
 
     out: dict[str, Any] = {}
-    vectors = np.ascontiguousarray(snap.dense.vectors)
+    (segment,) = snap.segments  # a snapshot written whole is one segment
+    vectors = np.ascontiguousarray(segment.dense.vectors)
     t = time.perf_counter()
     flat = faiss.IndexFlatIP(vectors.shape[1])
     flat.add(vectors)
@@ -307,8 +304,8 @@ def query_dense(snap: Any, masks: Masks, qvecs: np.ndarray) -> dict[str, Any]:
         exact: list[Any] = []
         approx: list[Any] = []
         found: list[Any] = []
-        out[f"dense_ours_exact_{name}"] = latencies(lambda v, m=use: snap.dense.search(v, K, m), queries, exact)
-        out[f"dense_ours_hnsw_{name}"] = latencies(lambda v, m=use: snap.ann.search(v, K, m), queries, approx)
+        out[f"dense_ours_exact_{name}"] = latencies(lambda v, m=use: segment.dense.search(v, K, m), queries, exact)
+        out[f"dense_ours_hnsw_{name}"] = latencies(lambda v, m=use: segment.ann.search(v, K, m), queries, approx)
         params = None
         if use is not None:
             bits = np.packbits(mask, bitorder="little")  # kept alive while the selector points at it
@@ -362,15 +359,18 @@ def stage_query(p: Paths, scifact: Path, cache: Path, n_queries: int) -> dict[st
     snap = Snapshot(p.snapshot)
     # BM25 queries with no indexed term are left out for every system (bm25s cannot take an empty query)
     qtokens = [list(dict.fromkeys(TOKENIZER.tokenize(q))) for q in queries]
-    qtokens = [q for q in qtokens if any(snap.bm25.terms.find(t) is not None for t in q)]
-    masks: Masks = {"all": snap.mask(EVERYTHING), "10%": snap.mask(TENTH)}
+    terms = snap.segments[0].bm25.terms
+    qtokens = [q for q in qtokens if any(terms.find(t) is not None for t in q)]
+    masks: Masks = {
+        name: (snap.segments[0].masks.mask(scope), scope) for name, scope in (("all", EVERYTHING), ("10%", TENTH))
+    }
     out: dict[str, Any] = {
         "queries": len(queries),
         "bm25_queries": len(qtokens),
         "filter_fraction": float(masks["10%"][0].mean()),
     }
-    for name, allowed in masks.items():
-        out[f"bm25_ours_{name}"] = latencies(ours_bm25(snap, allowed), qtokens)
+    for name, (_, scope) in masks.items():
+        out[f"bm25_ours_{name}"] = latencies(ours_bm25(snap, scope), qtokens)
     out.update(query_bm25s(p, snap, masks, qtokens))
     if p.n_chunks <= 10_000:  # rank_bm25 scores every document in Python: only the small size finishes
         out.update(query_rank_bm25(store, qtokens))
@@ -386,7 +386,7 @@ def stage_add(p: Paths, scifact: Path, cache: Path) -> dict[str, Any]:
     from usearch.index import Index
 
     from evidencedesk.chunking.config import ChunkingConfig
-    from evidencedesk.retrieval.snapshot import GRAPH
+    from evidencedesk.retrieval.segments import GRAPH
     from evidencedesk.store import Store
 
     work = p.root / "store-copy"
@@ -402,7 +402,7 @@ def stage_add(p: Paths, scifact: Path, cache: Path) -> dict[str, Any]:
         shutil.rmtree(work, ignore_errors=True)
     bases, _, _ = scifact_vectors(scifact, cache)
     vecs = DerivedVectors(bases)(new_chunks)
-    graph = Index.restore(str(p.snapshot / GRAPH), view=False)
+    graph = Index.restore(str(p.snapshot / "segments" / "s000001" / GRAPH), view=False)
     n = len(graph)
     t = time.perf_counter()
     graph.add(np.arange(n, n + len(vecs), dtype=np.uint64), vecs, threads=0)

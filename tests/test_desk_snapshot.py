@@ -53,16 +53,31 @@ def test_snapshot_gives_the_same_results_and_answers(tmp_path: Path, docs: Path)
         assert _ranked(reopened, "hybrid") == before["hybrid"]
 
 
-def test_ingest_makes_the_snapshot_stale_and_search_stays_right(tmp_path: Path, docs: Path) -> None:
+def test_ingest_updates_the_snapshot_and_a_bare_store_ingest_makes_it_stale(tmp_path: Path, docs: Path) -> None:
+    from evidencedesk.chunking.config import ChunkingConfig
+    from evidencedesk.store import Store
+
     with Desk(tmp_path / "store") as desk:
         desk.ingest(docs)
         desk.write_index(dense=False)
         (docs / "torque.md").unlink()
-        desk.ingest(docs)
-        assert "the store is at build 2" in desk.snapshot_status()
+        report = desk.ingest(docs)
+        assert report.progress["index"]["deleted"] > 0 and report.progress["index"]["added"] == 0
+        assert desk.snapshot_status().startswith("snapshot of build 2, ")
+        assert desk.searcher_label("bm25").startswith("snapshot-")
         hits = desk.search("stem bolt torque", k=5, method="bm25")
         assert hits and all(c.chunk.doc_id != "kc-torque-chart" for c in hits)
+    with Store(tmp_path / "store") as store:  # an ingest that does not go through the Desk
+        shutil.copy(KESTREL / "docs" / "torque.md", docs / "torque.md")
+        store.ingest(docs, ChunkingConfig())
+    with Desk(tmp_path / "store") as desk:
+        assert "the store is at build 3" in desk.snapshot_status()
+        hits = desk.search("stem bolt torque", k=5, method="bm25")
+        assert hits[0].chunk.doc_id == "kc-torque-chart"
         assert not desk.searcher_label("bm25").startswith("snapshot-")
+        desk.write_index(dense=False)  # brings it up to date with one new segment
+        assert desk.snapshot_status().startswith("snapshot of build 3, ")
+        assert [c.chunk.id for c in desk.search("stem bolt torque", k=5, method="bm25")] == [c.chunk.id for c in hits]
 
 
 def test_snapshot_with_other_settings_is_not_used(tmp_path: Path, docs: Path) -> None:
@@ -84,8 +99,38 @@ def test_index_command_writes_the_snapshot(tmp_path: Path, docs: Path, monkeypat
     assert runner.invoke(app, ["ingest", str(docs), "--json"]).exit_code == 0
     result = runner.invoke(app, ["index", "--exact", "--json"])
     assert result.exit_code == 0, result.output
-    assert '"status": "snapshot of build 1, ' in result.output
+    assert '"status": "snapshot of build 1, ' in result.output and '"mode": "rebuild"' in result.output
     assert (tmp_path / ".evidencedesk" / "snapshot" / "manifest.json").is_file()
     assert not (tmp_path / ".evidencedesk" / "snapshot" / "dense" / "hnsw.usearch").exists()
+    merged = runner.invoke(app, ["index", "--exact", "--merge", "--json"])
+    assert merged.exit_code == 0, merged.output
+    assert '"mode": "update"' in merged.output and '"segments": 1' in merged.output
     missing = runner.invoke(app, ["index", "--store", str(tmp_path / "nothing")])
     assert missing.exit_code == 1 and "no store at" in missing.output
+
+
+def test_a_reader_waits_for_the_snapshot_update_instead_of_indexing_in_memory(tmp_path: Path, docs: Path) -> None:
+    import threading
+
+    from evidencedesk.chunking.config import ChunkingConfig
+    from evidencedesk.retrieval.snapshot_update import writer_lock
+    from evidencedesk.store import Store
+    from evidencedesk.wiring_snapshot import update_store_snapshot
+
+    with Desk(tmp_path / "store") as desk:
+        desk.ingest(docs)
+        desk.write_index(dense=False)
+    (docs / "torque.md").unlink()
+    reader = Desk(tmp_path / "store")
+    seen: list[str] = []
+    with Store(tmp_path / "store") as store, writer_lock(store.snapshot_dir):
+        store.ingest(docs, ChunkingConfig())  # build 2 is committed; its segment is not written yet
+        thread = threading.Thread(target=lambda: seen.append(reader.snapshot_status()))
+        thread.start()
+        thread.join(timeout=1.0)
+        assert thread.is_alive() and not seen  # the reader waits for the writer
+        update_store_snapshot(store, reader.settings, lambda: None, None)  # type: ignore[arg-type,return-value]
+    thread.join(timeout=30)
+    assert seen and seen[0].startswith("snapshot of build 2, "), seen
+    assert reader.searcher_label("bm25").startswith("snapshot-")
+    reader.close()

@@ -17,6 +17,7 @@ threads.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -267,7 +268,9 @@ class Desk:
         ``progress(done, total, path)`` follows the files; with ``embed`` the dense embeddings of every
         chunk are computed now (see :meth:`embed`, followed by ``embed_progress``), so the first dense or
         hybrid query does not pay for them. The report's ``progress`` holds the files' (and the
-        embedding's) count, seconds and rate."""
+        embedding's) count, seconds and rate. When the store has a snapshot (see :meth:`write_index`)
+        it is brought up to date in the same call, with one new segment; ``progress["index"]`` says
+        what was added, deleted and merged (or why the snapshot could not be updated)."""
         from evidencedesk.config import ChunkerSettings
         from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
 
@@ -278,8 +281,10 @@ class Desk:
         limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
         if limit < 1:
             raise ConfigError(f"max_bytes: must be at least 1, got {limit}")
-        report = self.store.ingest(
-            Path(folder), chunking, max_bytes=limit, progress=progress, remove_missing=remove_missing
+        report = self._keep_index(
+            lambda: self.store.ingest(
+                Path(folder), chunking, max_bytes=limit, progress=progress, remove_missing=remove_missing
+            )
         )
         self.build_id()
         if embed:
@@ -370,22 +375,76 @@ class Desk:
         return bool(self.settings.retrieval.tenant_statistics) and len(self.store.tenants()) > 1
 
     # -- memory-mapped snapshot --------------------------------------------------------------------
-    def write_index(self, dense: bool = True, ann: bool = True, timings: dict[str, float] | None = None) -> Path:
+    def write_index(
+        self,
+        dense: bool = True,
+        ann: bool = True,
+        timings: dict[str, float] | None = None,
+        *,
+        rebuild: bool = False,
+        merge: bool = False,
+        report: dict[str, Any] | None = None,
+    ) -> Path:
         """Save the latest build's index to ``<store>/snapshot``: BM25 with the configured settings,
-        and (``dense``) the vectors through the embedding cache plus (``ann``) an HNSW graph.
+        and (``dense``) the vectors through the embedding cache plus (``ann``) HNSW graphs.
 
-        Later searches open it memory-mapped instead of loading every chunk and rebuilding the index;
-        an ingest makes it stale (searches then fall back to the in-memory index until it is rewritten).
+        A snapshot written with the same settings (and the same ``dense``/``ann`` choice) is brought
+        up to date with one new segment for what changed since its build; otherwise, or with
+        ``rebuild``, it is written whole as one segment. ``merge`` then merges every segment into one.
+        Later searches open it memory-mapped instead of loading every chunk and rebuilding the index,
+        and every ingest keeps it up to date. ``report`` (a dict) receives what was done.
         """
-        from evidencedesk.wiring_snapshot import write_store_snapshot
+        from evidencedesk.retrieval.snapshot_update import merge_snapshot, writer_lock
+        from evidencedesk.wiring_snapshot import updatable, update_store_snapshot, write_store_snapshot
 
         if not isinstance(self.store, HoldsSnapshots):
             raise ConfigError("write_index: a PostgreSQL store keeps its indexes in the database")
-        embedder = dense_embedder(self.settings) if dense else None
-        path = write_store_snapshot(self.store, self.settings, embedder, self.path / EMBEDDINGS_FILE, ann, timings)
+        store = self.store
+        done: dict[str, Any] = {}
+        with writer_lock(store.snapshot_dir):
+            manifest, _ = updatable(store, self.settings)
+            same = manifest is not None and (manifest.get("dense") is not None) == dense
+            same = same and manifest is not None and bool(manifest.get("ann")) == (ann and dense)
+            if rebuild or not same:
+                embedder = dense_embedder(self.settings) if dense else None
+                path = write_store_snapshot(store, self.settings, embedder, self.path / EMBEDDINGS_FILE, ann, timings)
+                done["mode"] = "rebuild"
+            else:
+                done["mode"] = "update"
+                done["update"] = update_store_snapshot(
+                    store, self.settings, lambda: dense_embedder(self.settings), self.path / EMBEDDINGS_FILE, timings
+                )
+                path = store.snapshot_dir
+            if merge:
+                done["merge"] = merge_snapshot(path)
+        if report is not None:
+            report.update(done)
         with self._lock:
             self._reset()
         return path
+
+    def _keep_index(self, ingest: Callable[[], Any]) -> Any:
+        """Run ``ingest`` and, when the store has a snapshot, bring it up to date in the same step:
+        readers that see the new build wait for the new segment instead of building an index in memory."""
+        from evidencedesk.errors import SnapshotError
+        from evidencedesk.retrieval.snapshot import MANIFEST
+        from evidencedesk.retrieval.snapshot_update import writer_lock
+        from evidencedesk.wiring_snapshot import update_store_snapshot
+
+        if not isinstance(self.store, HoldsSnapshots) or not (self.store.snapshot_dir / MANIFEST).is_file():
+            return ingest()
+        store = self.store
+        with writer_lock(store.snapshot_dir):
+            report = ingest()
+            started = time.perf_counter()
+            try:
+                done = update_store_snapshot(
+                    store, self.settings, lambda: dense_embedder(self.settings), self.path / EMBEDDINGS_FILE
+                )
+                report.progress["index"] = {**done, "seconds": round(time.perf_counter() - started, 3)}
+            except (SnapshotError, ValueError) as exc:
+                report.progress["index"] = {"error": f"snapshot not updated: {exc}"}
+        return report
 
     def snapshot_status(self) -> str:
         """Whether searches use the memory-mapped snapshot, and if not, why."""

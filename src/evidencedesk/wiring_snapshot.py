@@ -5,12 +5,14 @@ never reads the settings model.
 
 A snapshot is used only if it was written for the store's latest build and with the BM25 and dense
 settings now in force (tokenizer, k1, b, embedding model, contextual text); otherwise the searchers
-are built in memory from the stored chunks as usual, and ``snapshot_status`` says why.
+are built in memory from the stored chunks as usual, and ``snapshot_status`` says why. An ingest
+brings an existing snapshot up to date with one new segment (``update_store_snapshot``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,9 @@ from evidencedesk.documents import Chunk
 from evidencedesk.errors import SnapshotError
 from evidencedesk.index.embedders import Embedder
 from evidencedesk.retrieval.candidates import Searcher
-from evidencedesk.retrieval.snapshot import Snapshot, SnapshotSearcher, write_snapshot
+from evidencedesk.retrieval.segments import Vectorize
+from evidencedesk.retrieval.snapshot import Snapshot, SnapshotSearcher, read_manifest, write_snapshot
+from evidencedesk.retrieval.snapshot_update import DEFAULT_POLICY, TieredPolicy, update_snapshot, wait_for_writer
 from evidencedesk.store.contract import SnapshotStore, StoreProtocol
 from evidencedesk.text.tokenizer import Tokenizer
 
@@ -43,6 +47,27 @@ def identity(settings: Settings) -> dict[str, Any]:
     }
 
 
+@contextmanager
+def _vectorizer(embedder: Embedder | None, cache_path: Path | None, contextual: bool) -> Iterator[Vectorize | None]:
+    """Embeds a batch of chunks through the embedding cache at ``cache_path`` (None without an embedder)."""
+    from evidencedesk.index.embedding_cache import EmbeddingCache, embed_cached
+    from evidencedesk.retrieval.contextual import index_text
+
+    if embedder is None:
+        yield None
+        return
+    cache = EmbeddingCache(cache_path) if cache_path is not None else None
+
+    def vectorize(batch: Sequence[Chunk]) -> Any:
+        return embed_cached(embedder, [index_text(c, contextual) for c in batch], cache)
+
+    try:
+        yield vectorize
+    finally:
+        if cache is not None:
+            cache.close()
+
+
 def write_store_snapshot(
     store: SnapshotStore,
     settings: Settings,
@@ -51,21 +76,12 @@ def write_store_snapshot(
     ann: bool = True,
     timings: dict[str, float] | None = None,
 ) -> Path:
-    """Write ``<store>/snapshot`` for the latest build: BM25 always, vectors when ``embedder`` is given
-    (through the embedding cache at ``cache_path``), and the HNSW graph when ``ann``."""
-    from evidencedesk.index.embedding_cache import EmbeddingCache, embed_cached
-    from evidencedesk.retrieval.contextual import index_text
-
+    """Write ``<store>/snapshot`` whole, as one segment, for the latest build: BM25 always, vectors when
+    ``embedder`` is given (through the embedding cache at ``cache_path``), and HNSW graphs when ``ann``.
+    The caller holds the snapshot's ``writer_lock``."""
     ident = identity(settings)
-    vectorize: Callable[[Sequence[Chunk]], Any] | None = None
-    cache = EmbeddingCache(cache_path) if embedder is not None and cache_path is not None else None
-    if embedder is not None:
-
-        def vectorize(batch: Sequence[Chunk]) -> Any:
-            return embed_cached(embedder, [index_text(c, ident["contextual"]) for c in batch], cache)
-
     build = store.latest_build()
-    try:
+    with _vectorizer(embedder, cache_path, ident["contextual"]) as vectorize:
         return write_snapshot(
             store.snapshot_dir,
             store.iter_chunks(batch=10_000),
@@ -79,26 +95,81 @@ def write_store_snapshot(
             timings=timings,
             labels={"identity": ident},
         )
-    finally:
-        if cache is not None:
-            cache.close()
+
+
+def updatable(store: SnapshotStore, settings: Settings) -> tuple[dict[str, Any] | None, str]:
+    """``(manifest, why)``: the snapshot's manifest if it can be brought up to date with these settings."""
+    try:
+        manifest = read_manifest(store.snapshot_dir)
+    except SnapshotError as exc:
+        return None, str(exc)
+    if manifest.get("labels", {}).get("identity") != identity(settings):
+        return None, "snapshot was written with other BM25 or dense settings"
+    return manifest, "ok"
+
+
+def update_store_snapshot(
+    store: SnapshotStore,
+    settings: Settings,
+    embedder: Callable[[], Embedder],
+    cache_path: Path | None,
+    timings: dict[str, float] | None = None,
+    policy: TieredPolicy | None = DEFAULT_POLICY,
+) -> dict[str, Any]:
+    """Bring ``<store>/snapshot`` to the latest build with one new segment for what changed (and the
+    automatic merges ``policy`` asks for). The caller holds the snapshot's ``writer_lock``.
+
+    Raises SnapshotError when the snapshot cannot be updated (missing, other format or settings).
+    """
+    manifest, why = updatable(store, settings)
+    if manifest is None:
+        raise SnapshotError(f"{store.snapshot_dir}: {why}")
+    ident = identity(settings)
+    model = embedder() if manifest.get("dense") is not None else None
+
+    def chunks_of(doc_ids: Sequence[str]) -> Iterator[list[Chunk]]:
+        batch: list[Chunk] = []
+        for doc_id in doc_ids:
+            batch += store.chunks(doc_id)
+            if len(batch) >= 5_000:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    with _vectorizer(model, cache_path, ident["contextual"]) as vectorize:
+        return update_snapshot(
+            store.snapshot_dir,
+            build_id=store.latest_build_id(),
+            documents=store.document_builds(),
+            chunks_of=chunks_of,
+            vectorize=vectorize,
+            policy=policy,
+            timings=timings,
+        )
 
 
 def snapshot_status(store: SnapshotStore, settings: Settings) -> tuple[Snapshot | None, str]:
-    """``(snapshot, why)``: the store's snapshot if it fits the latest build and the settings."""
+    """``(snapshot, why)``: the store's snapshot if it fits the latest build and the settings.
+
+    A snapshot one build behind while a writer updates it is waited for, not dropped."""
     folder = store.snapshot_dir
     if not folder.is_dir():
         return None, "no snapshot (write one with `evidencedesk index`)"
     try:
         snap = Snapshot(folder)
+        build = store.latest_build_id()
+        if snap.build_id != build:
+            wait_for_writer(folder)
+            snap, build = Snapshot(folder), store.latest_build_id()
     except SnapshotError as exc:
         return None, str(exc)
-    build = store.latest_build()
-    if snap.build_id != (build.id if build else None):
-        return None, f"snapshot is of build {snap.build_id}, the store is at build {build.id if build else None}"
+    if snap.build_id != build:
+        return None, f"snapshot is of build {snap.build_id}, the store is at build {build}"
     if snap.manifest.get("labels", {}).get("identity") != identity(settings):
         return None, "snapshot was written with other BM25 or dense settings"
-    return snap, f"snapshot of build {snap.build_id}, {len(snap):,} chunks"
+    segments = f"{len(snap.segments)} segment{'s' if len(snap.segments) != 1 else ''}"
+    return snap, f"snapshot of build {snap.build_id}, {len(snap):,} chunks in {segments}"
 
 
 def snapshot_searcher(

@@ -103,17 +103,19 @@ def _on_disk(array: np.ndarray) -> bool:
 
 
 def test_snapshot_arrays_stay_on_disk(snapshot: Snapshot) -> None:
+    (segment,) = snapshot.segments  # a snapshot written whole is one segment
     for array in (
-        snapshot.bm25.postings.rows,
-        snapshot.bm25.postings.scores,
-        snapshot.tie,
-        snapshot.ids.offsets,
-        snapshot.ids.data,
-        snapshot.dense.vectors,
+        segment.bm25.postings.rows,
+        segment.bm25.postings.scores,
+        segment.bm25.lengths,
+        segment.tie,
+        segment.ids.offsets,
+        segment.ids.data,
+        segment.dense.vectors,
     ):
         assert _on_disk(array) and not array.flags.writeable and not array.flags.owndata
     assert not _on_disk(np.zeros(3)) and not _on_disk(np.zeros(3)[1:])
-    assert len(snapshot) == len(snapshot.ids)
+    assert len(snapshot) == len(segment.ids)
 
 
 def test_filter_applies_before_ranking_in_the_snapshot(store: Store, snapshot: Snapshot) -> None:
@@ -147,7 +149,7 @@ def test_missing_or_damaged_snapshot_gives_a_clear_error(snapshot: Snapshot, tmp
         Snapshot(tmp_path / "nothing")
     copy = tmp_path / "copy"
     shutil.copytree(snapshot.directory, copy)
-    with (copy / "ids.bin").open("ab") as f:
+    with (copy / "segments" / "s000001" / "ids.bin").open("ab") as f:
         f.write(b"extra")
     with pytest.raises(SnapshotError, match="damaged"):
         Snapshot(copy)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -39,11 +39,26 @@ def _print_report(report: IngestReport) -> None:
     console.print(table)
     console.print(f"store: {report.n_documents} documents, {report.n_chunks} chunks", highlight=False)
     for step, done in report.progress.items():
+        if step == "index":
+            _print_index(done)
+            continue
         unit = "files" if step == "files" else "chunks embedded"
         console.print(f"{step}: {done['count']} {unit} in {done['seconds']:.1f} s ({done['per_second']:.1f}/s)")
     for failure in report.failed:
         kept = f" (stored version of {failure['kept']} kept)" if failure.get("kept") else ""
         console.print(f"[red]failed[/] {failure['path']}: {failure['reason']}{kept}", highlight=False)
+
+
+def _print_index(done: dict[str, Any]) -> None:
+    if "error" in done:
+        console.print(f"[yellow]index[/]: {done['error']}", highlight=False)
+        return
+    merged = f", {len(done['merged'])} merge(s)" if done["merged"] else ""
+    console.print(
+        f"index: {done['added']} chunks added, {done['deleted']} deleted in {done['seconds']:.1f} s; "
+        f"{done['segments']} segments{merged}",
+        highlight=False,
+    )
 
 
 @app.command()

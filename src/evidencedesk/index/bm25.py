@@ -54,7 +54,7 @@ class Postings:
 
     indptr: np.ndarray  # int64, one more than the number of terms
     rows: np.ndarray  # int32
-    scores: np.ndarray  # float64: idf(t) * weight(t, row)
+    scores: np.ndarray  # float64 idf(t) * weight(t, row); a segment keeps the raw int32 tf here
     bounds: list[int] = field(init=False, repr=False, compare=False)  # indptr as a list: cheap per-term look-ups
 
     def __post_init__(self) -> None:
@@ -77,33 +77,13 @@ class Postings:
         """
         ip = self.bounds
         spans = [(ip[t], ip[t + 1]) for t in term_ids if ip[t + 1] > ip[t]]
-        if not spans:
-            return np.empty(0, dtype=np.int64), np.empty(0)
-        if len(spans) == 1:
-            ((a, b),) = spans
-            rows, scores = self.rows[a:b], self.scores[a:b]
-            if allowed is not None:
-                keep = allowed[rows]
-                rows, scores = rows[keep], scores[keep]
-            return rows.astype(np.int64), scores
-        rows = np.concatenate([self.rows[a:b] for a, b in spans])
-        scores = np.concatenate([self.scores[a:b] for a, b in spans])
+        rows = [self.rows[a:b] for a, b in spans]
+        scores = [self.scores[a:b] for a, b in spans]
         if allowed is not None:
-            keep = allowed[rows]
-            rows, scores = rows[keep], scores[keep]
-        if len(rows) * 32 < n_rows:  # few postings in a large index: sort them rather than scan every row
-            hit, where = np.unique(rows, return_inverse=True)
-            return hit.astype(np.int64), np.bincount(where, weights=scores)
-        dense = np.bincount(rows, weights=scores, minlength=n_rows)
-        floor = 0.0
-        if best is not None and len(rows) > _SAMPLE * 4 and n_rows > _SAMPLE * 4:
-            # the best-th score of every k-th row is at most the best-th score of all rows
-            sample = dense[:: n_rows // _SAMPLE]
-            if best < len(sample):
-                floor = float(np.partition(sample, len(sample) - best)[len(sample) - best])
-        # every posting scores > 0, so a row with a score > 0 holds a term (a boolean nonzero is fast)
-        hit = (dense >= floor if floor > 0 else dense > 0).nonzero()[0]
-        return hit, dense[hit]
+            keeps = [allowed[r] for r in rows]
+            rows = [r[k] for r, k in zip(rows, keeps, strict=True)]
+            scores = [s[k] for s, k in zip(scores, keeps, strict=True)]
+        return sum_postings(rows, scores, n_rows, best)
 
     def top(
         self, term_ids: Sequence[int], n_rows: int, k: int, tie: np.ndarray, allowed: np.ndarray | None = None
@@ -114,6 +94,34 @@ class Postings:
         from evidencedesk.index.postings_kernel import best_rows
 
         return best_rows(self.indptr, self.rows, self.scores, term_ids, n_rows, k, tie, allowed)
+
+
+def sum_postings(
+    rows: Sequence[np.ndarray], scores: Sequence[np.ndarray], n_rows: int, best: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, scores)``: each row of the per-term ``rows`` parts once, with its scores summed in term
+    order; rows ascending. ``best``: only rows that can be among the ``best`` highest scores are
+    needed (ties included), so a large result is cut below a floor the ``best``-th score cannot be under.
+    """
+    if not rows:
+        return np.empty(0, dtype=np.int64), np.empty(0)
+    if len(rows) == 1:
+        return rows[0].astype(np.int64), np.asarray(scores[0], dtype=np.float64)
+    flat_rows = np.concatenate(rows)
+    flat_scores = np.concatenate(scores)
+    if len(flat_rows) * 32 < n_rows:  # few postings in a large index: sort them rather than scan every row
+        hit, where = np.unique(flat_rows, return_inverse=True)
+        return hit.astype(np.int64), np.bincount(where, weights=flat_scores)
+    dense = np.bincount(flat_rows, weights=flat_scores, minlength=n_rows)
+    floor = 0.0
+    if best is not None and len(flat_rows) > _SAMPLE * 4 and n_rows > _SAMPLE * 4:
+        # the best-th score of every k-th row is at most the best-th score of all rows
+        sample = dense[:: n_rows // _SAMPLE]
+        if best < len(sample):
+            floor = float(np.partition(sample, len(sample) - best)[len(sample) - best])
+    # every posting scores > 0, so a row with a score > 0 holds a term (a boolean nonzero is fast)
+    hit = (dense >= floor if floor > 0 else dense > 0).nonzero()[0]
+    return hit, dense[hit]
 
 
 class PostingsScorer:

@@ -93,3 +93,16 @@ class TermCounts:
         self.vocab = {t: n for n, t in enumerate(self.terms)}
         self.matrix = self.matrix[:, cols]
         self.matrix.sort_indices()
+
+    def add_matrix(self, matrix: sp.spmatrix, terms: Sequence[str]) -> None:
+        """Append the rows of a counts ``matrix`` whose columns are ``terms`` (another vocabulary)."""
+        m = sp.csr_matrix(matrix, dtype=np.int32)
+        if m.shape[1] != len(terms):
+            raise ValueError(f"matrix: {m.shape[1]} columns for {len(terms)} terms")
+        columns = np.asarray(self.ids(terms, grow=True), dtype=_INDEX)
+        new = sp.csr_matrix((m.data, columns[m.indices], m.indptr), shape=(m.shape[0], len(self.terms)))
+        new.sort_indices()
+        old = self.matrix
+        if old.shape[1] != len(self.terms):
+            old = sp.csr_matrix((old.data, old.indices, old.indptr), shape=(old.shape[0], len(self.terms)))
+        self.matrix = sp.vstack([old, new], format="csr") if old.shape[0] else new

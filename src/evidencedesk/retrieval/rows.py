@@ -9,7 +9,7 @@ the best k of the rows it is given, ties broken by chunk id, so the result never
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
 
 import numpy as np
@@ -76,7 +76,7 @@ class RowMasks:
         )
 
     @classmethod
-    def from_values(cls, values: dict[str, Sequence[str]], valid_from: np.ndarray, valid_to: np.ndarray) -> RowMasks:
+    def from_values(cls, values: Mapping[str, Sequence[str]], valid_from: np.ndarray, valid_to: np.ndarray) -> RowMasks:
         """Masks from plain per-row columns (the keys of ``COLUMNS``) and validity days."""
         masks = cls.__new__(cls)
         cols = {name: _Column.of(values[name]) for name in COLUMNS}
@@ -105,6 +105,18 @@ class RowMasks:
         cols = {name: _Column(values[name], arrays[name]) for name in COLUMNS}
         masks._set(len(arrays["valid_from"]), cols, arrays["valid_from"], arrays["valid_to"])
         return masks
+
+    def columns(self) -> dict[str, tuple[list[str], np.ndarray]]:
+        """Each text column as ``(distinct values, per-row codes into them)``."""
+        return {name: (col.values, col.codes) for name, col in self._cols.items()}
+
+    @property
+    def valid_from(self) -> np.ndarray:
+        return self._from
+
+    @property
+    def valid_to(self) -> np.ndarray:
+        return self._to
 
     @staticmethod
     def key(scope: Scope | None) -> tuple[Scope, date | None]:

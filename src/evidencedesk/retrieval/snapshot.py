@@ -1,27 +1,26 @@
-"""Snapshot: a store's whole index saved to disk and reopened memory-mapped.
+"""Snapshot: a store's index saved to disk as a set of immutable segments, reopened memory-mapped.
 
-A snapshot holds, for one build of a store, everything a search needs except the chunk text:
+A snapshot folder holds ``manifest.json`` and ``segments/``. The manifest names the build of the
+store the snapshot reflects, the settings it was written with, and its live segments, each with
+the tombstone file of its deleted rows (if any). Every segment (see ``retrieval.segments``) keeps
+raw term frequencies, row lengths, scope columns and vectors of its own rows only; BM25's idf and
+average length are summed over the live rows of every segment when a query runs, so the scores
+of any set of segments equal those of one index built over the same live rows.
 
-- ``ids.bin``: chunk ids in row order, and ``tie.npy``: each row's rank in sorted-id order (the
-  tie-break every searcher uses);
-- ``scope/``: the metadata columns as integer codes and the validity days, so a Scope becomes a
-  row mask without a single Chunk object;
-- ``bm25/``: the BM25 postings (see ``index.bm25_files``);
-- ``dense/vectors.f32``: the unit vectors, raw float32, and optionally ``dense/hnsw.usearch``.
-
-``write_snapshot`` streams the chunks batch by batch (a million chunks never sit in memory as
-objects); ``Snapshot(directory)`` maps the files, which takes milliseconds whatever the size, and
-pages in only what queries touch. ``SnapshotSearcher`` ranks rows inside the scope and fetches the
-text of the top k only, from the store.
+``write_snapshot`` builds a whole snapshot (one segment) and replaces the folder only once
+complete; ``retrieval.snapshot_update`` adds a segment for an ingest's changes, tombstones the
+rows they replace, and merges segments. ``Snapshot(directory)`` maps the files, which takes
+milliseconds whatever the size; ``SnapshotSearcher`` ranks the rows inside the scope across the
+live segments and fetches the text of the top k only, from the store.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -31,24 +30,21 @@ import numpy as np
 
 from evidencedesk.documents import Chunk
 from evidencedesk.errors import SnapshotError
-from evidencedesk.index.bm25 import BM25Index
-from evidencedesk.index.bm25_files import MappedBM25, save_bm25
-from evidencedesk.index.counts import TermCounts
-from evidencedesk.index.dense import DenseIndex
+from evidencedesk.index.bm25_segment import CorpusStats, query_idf
 from evidencedesk.index.embedders import embed_query
-from evidencedesk.index.string_table import StringTable, load_mapped, write_strings
 from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.row_searcher import check_k
-from evidencedesk.retrieval.rows import COLUMNS, RowMasks, id_ranks, top_k
+from evidencedesk.retrieval.rows import top_k
 from evidencedesk.retrieval.scope import Scope
+from evidencedesk.retrieval.segments import Clock, Segment, SegmentWriter, Vectorize
 from evidencedesk.text.tokenizer import Tokenizer
 
-FORMAT = 1
+FORMAT = 2
 MANIFEST = "manifest.json"
-VECTORS = "dense/vectors.f32"
-GRAPH = "dense/hnsw.usearch"
+SEGMENTS = "segments"
+_OPEN_TRIES = 3  # a writer may drop a segment between our reading the manifest and opening it
 
-Vectorize = Callable[[Sequence[Chunk]], np.ndarray]
+Ranked = tuple[list[str], list[float]]
 
 
 def write_snapshot(
@@ -67,86 +63,42 @@ def write_snapshot(
     timings: dict[str, float] | None = None,
     labels: dict[str, Any] | None = None,
 ) -> Path:
-    """Index ``batches`` of chunks into ``directory`` (replaced as a whole only once complete).
+    """Index ``batches`` of chunks into ``directory`` as one segment (the folder is replaced only once complete).
 
     ``vectorize`` maps a batch of chunks to unit vectors (one row each); without it the snapshot is
-    lexical only. ``ann`` also builds an HNSW graph over the vectors with ``threads`` threads (0: all).
-    ``labels`` is kept in the manifest as is (e.g. the settings the snapshot was written with).
-    ``ann_params`` go to ``AnnIndex`` (connectivity, expansion_add, ...). ``timings``, when given,
-    receives the seconds spent per stage (read, tokenize, count, vectors, bm25, ann).
+    lexical only. ``ann`` also builds an HNSW graph over the vectors (of a segment of at least
+    ``segments.ANN_MIN_ROWS`` rows) with ``threads`` threads (0: all). ``labels`` is kept in the
+    manifest as is (e.g. the settings the snapshot was written with). ``ann_params`` go to ``AnnIndex``
+    (connectivity, expansion_add, ...). ``timings``, when given, receives the seconds spent per stage
+    (read, tokenize, count, vectors, bm25, ann).
     """
-    clock = _Clock(timings)
+    clock = Clock(timings)
     directory = Path(directory)
     tokenizer = tokenizer or Tokenizer()
     work = directory.with_name(directory.name + ".partial")
     shutil.rmtree(work, ignore_errors=True)
-    (work / "dense").mkdir(parents=True)
-    (work / "scope").mkdir()
-    ids: list[str] = []
-    values: dict[str, list[str]] = {name: [] for name in COLUMNS}
-    days: list[tuple[int, int]] = []
-    counts = TermCounts()
-    dim = 0
-    with (work / VECTORS).open("wb") as vec_out:
-        for batch in clock.each("read", batches):
-            for c in batch:
-                m = c.metadata
-                ids.append(c.id)
-                for name, value in zip(COLUMNS, (m.status, m.audience, m.lang, m.tenant, c.doc_id), strict=True):
-                    values[name].append(value)
-                days.append(RowMasks.days(m))
-            with clock("tokenize"):
-                if tokenizer.per_language:
-                    tokens = [tokenizer.tokenize(c.text, c.metadata.lang) for c in batch]
-                else:
-                    tokens = [tokenizer.tokenize(c.text) for c in batch]
-            with clock("count"):
-                counts.add(tokens)
-            del tokens
-            if vectorize is not None and batch:
-                with clock("vectors"):
-                    vectors = np.ascontiguousarray(vectorize(batch), dtype=np.float32)
-                if vectors.shape[0] != len(batch) or (dim and vectors.shape[1] != dim):
-                    raise ValueError(f"vectorize: returned shape {vectors.shape} for {len(batch)} chunks")
-                dim = vectors.shape[1]
-                vec_out.write(vectors.tobytes())
-    if len(set(ids)) != len(ids):
-        raise ValueError("chunks: chunk ids must be unique")
-
-    with clock("bm25"):
-        bm25 = BM25Index.from_counts(counts, k1=k1, b=b)
-        save_bm25(bm25, work / "bm25")
-        del bm25, counts
-    write_strings(work / "ids.bin", ids)
-    np.save(work / "tie.npy", id_ranks(ids))
-    day_array = np.array(days, dtype=np.int64).reshape(-1, 2)
-    masks = RowMasks.from_values(values, day_array[:, 0], day_array[:, 1])
-    del values, days
-    column_values, arrays = masks.to_arrays()
-    for name, array in arrays.items():
-        np.save(work / "scope" / f"{name}.npy", array)
+    name = segment_name(1)
+    writer = SegmentWriter(work / SEGMENTS / name, clock)
+    for batch in clock.each("read", batches):
+        writer.add_chunks(batch, tokenizer, vectorize)
+    n_rows = writer.finish(vectorize is not None, ann, threads, ann_params)
     manifest: dict[str, Any] = {
         "format": FORMAT,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "build_id": build_id,
-        "n_rows": len(ids),
         "tokenizer": tokenizer.to_dict(),
-        "columns": column_values,
+        "bm25": {"k1": float(k1), "b": float(b)},
         "dense": None,
+        "ann": bool(ann),
+        "ann_params": ann_params or {},
         "labels": labels or {},
+        "generation": 1,
+        "next_segment": 2,
+        "segments": [{"name": name, "rows": n_rows, "deleted": None, "n_deleted": 0}],
     }
     if vectorize is not None:
-        manifest["dense"] = {"model_name": model_name or "unnamed", "dim": dim, "ann": bool(ann and len(ids))}
-        if manifest["dense"]["ann"]:
-            from evidencedesk.index.ann import AnnIndex
-
-            table = StringTable(work / "ids.bin")
-            dense = DenseIndex(_vectors(work, len(ids), dim), table, manifest["dense"]["model_name"], dim)
-            with clock("ann"):
-                AnnIndex(dense, threads=threads, **(ann_params or {})).save(work / GRAPH)
-    else:
-        (work / VECTORS).unlink()
-    (work / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+        manifest["dense"] = {"model_name": model_name or "unnamed", "dim": writer.dim, "ann": bool(ann)}
+    write_manifest(work, manifest)
     if directory.exists():
         old = directory.with_name(directory.name + ".old")
         shutil.rmtree(old, ignore_errors=True)
@@ -158,103 +110,147 @@ def write_snapshot(
     return directory
 
 
-class _Clock:
-    """Adds up the seconds spent in named stages into ``totals`` (a no-op when it is None)."""
-
-    def __init__(self, totals: dict[str, float] | None) -> None:
-        self.totals = totals
-
-    @contextmanager
-    def __call__(self, stage: str) -> Iterator[None]:
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            if self.totals is not None:
-                self.totals[stage] = self.totals.get(stage, 0.0) + time.perf_counter() - start
-
-    def each(self, stage: str, items: Iterable[Any]) -> Iterator[Any]:
-        """Iterate ``items``, counting the time spent producing each one (e.g. reading the store)."""
-        it = iter(items)
-        while True:
-            with self(stage):
-                item = next(it, _END)
-            if item is _END:
-                return
-            yield item
+def segment_name(number: int) -> str:
+    return f"s{number:06d}"
 
 
-_END = object()
+def read_manifest(directory: Path) -> dict[str, Any]:
+    path = directory / MANIFEST
+    if not path.is_file():
+        raise SnapshotError(f"no index snapshot in {directory} (missing {MANIFEST})")
+    try:
+        manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SnapshotError(f"{path}: unreadable manifest ({exc})") from None
+    if manifest.get("format") != FORMAT:
+        raise SnapshotError(
+            f"{directory}: snapshot format {manifest.get('format')!r}, expected {FORMAT} "
+            "(write it again with `evidencedesk index --rebuild`)"
+        )
+    return manifest
 
 
-def _vectors(directory: Path, n: int, dim: int) -> np.ndarray:
-    if n == 0:
-        return np.zeros((0, dim), dtype=np.float32)
-    return np.memmap(directory / VECTORS, dtype=np.float32, mode="r", shape=(n, dim)).view(np.ndarray)
+def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+    """Replace ``directory``'s manifest atomically: a reader sees the old one or the new one, whole."""
+    tmp = directory / (MANIFEST + ".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=1)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, directory / MANIFEST)
 
 
 class Snapshot:
-    """A snapshot directory opened read-only; the large arrays stay on disk until a query reads them."""
+    """A snapshot folder opened read-only: its live segments, memory-mapped, and their summed statistics."""
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
-        manifest_path = self.directory / MANIFEST
-        if not manifest_path.is_file():
-            raise SnapshotError(f"no index snapshot in {self.directory} (missing {MANIFEST})")
-        try:
-            self.manifest: dict[str, Any] = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise SnapshotError(f"{manifest_path}: unreadable manifest ({exc})") from None
-        if self.manifest.get("format") != FORMAT:
-            raise SnapshotError(f"{self.directory}: snapshot format {self.manifest.get('format')!r}, expected {FORMAT}")
-        self.n_rows = int(self.manifest["n_rows"])
+        for attempt in range(_OPEN_TRIES):
+            self.manifest = read_manifest(self.directory)
+            try:
+                self.segments = self._open_segments()
+                break
+            except (OSError, ValueError, KeyError) as exc:
+                if attempt + 1 == _OPEN_TRIES or read_manifest(self.directory) == self.manifest:
+                    raise SnapshotError(f"{self.directory}: damaged snapshot ({exc})") from None
+                time.sleep(0.01)  # the manifest changed meanwhile: open the new one
         self.build_id: int | None = self.manifest.get("build_id")
-        try:
-            self.ids = StringTable(self.directory / "ids.bin")
-            self.tie = load_mapped(self.directory / "tie.npy")
-            arrays = {
-                name: load_mapped(self.directory / "scope" / f"{name}.npy")
-                for name in (*COLUMNS, "valid_from", "valid_to")
-            }
-        except (OSError, ValueError) as exc:
-            raise SnapshotError(f"{self.directory}: damaged snapshot ({exc})") from None
-        if len(self.ids) != self.n_rows or len(self.tie) != self.n_rows:
-            raise SnapshotError(f"{self.directory}: the id table does not match the manifest's {self.n_rows} rows")
-        self.masks = RowMasks.from_arrays(self.manifest["columns"], arrays)
+        self.n_rows = sum(seg.n_live for seg in self.segments)
         self.tokenizer = Tokenizer.from_dict(self.manifest["tokenizer"])
+        bm25 = self.manifest["bm25"]
+        self.k1, self.b = float(bm25["k1"]), float(bm25["b"])
         # the languages of the indexed chunks: a per-language tokenizer reads a query in each of them
-        self.langs: list[str] = sorted(self.manifest["columns"]["langs"]) if self.tokenizer.per_language else []
+        self.langs: list[str] = []
+        if self.tokenizer.per_language:
+            self.langs = sorted({v for seg in self.segments for v in seg.live_values("langs")})
+
+    def _open_segments(self) -> list[Segment]:
+        folder = self.directory / SEGMENTS
+        model = (self.manifest.get("dense") or {}).get("model_name", "unnamed")
+        out = []
+        for entry in self.manifest["segments"]:
+            deleted = np.load(folder / entry["deleted"]) if entry.get("deleted") else None
+            segment = Segment(folder / entry["name"], deleted, model, eager=True)
+            if segment.n_rows != int(entry["rows"]):
+                raise ValueError(f"segment {entry['name']}: {segment.n_rows} rows, the manifest says {entry['rows']}")
+            out.append(segment)
+        return out
 
     def __len__(self) -> int:
         return self.n_rows
-
-    @cached_property
-    def bm25(self) -> MappedBM25:
-        return MappedBM25(self.directory / "bm25")
 
     @property
     def has_dense(self) -> bool:
         return self.manifest.get("dense") is not None
 
+    @property
+    def n_deleted(self) -> int:
+        return sum(seg.n_deleted for seg in self.segments)
+
     @cached_property
-    def dense(self) -> DenseIndex:
+    def stats(self) -> CorpusStats:
+        return CorpusStats.of(self.n_rows, sum(seg.live_length for seg in self.segments if seg.n_live))
+
+    def check(self, embedder: Any) -> None:
+        """Refuse an embedder other than the one the vectors were made with."""
         info = self.manifest.get("dense")
         if info is None:
             raise SnapshotError(f"{self.directory}: this snapshot has no vectors (written without an embedder)")
-        dim = int(info["dim"])
-        return DenseIndex(_vectors(self.directory, self.n_rows, dim), self.ids, info["model_name"], dim)
+        if embedder.name != info["model_name"] or embedder.dim != int(info["dim"]):
+            raise ValueError(
+                f"index built with {info['model_name']} (dim {info['dim']}) cannot be searched with "
+                f"{embedder.name} (dim {embedder.dim}); rebuild the index with that embedder"
+            )
 
-    @cached_property
-    def ann(self) -> Any:
-        """The HNSW graph over ``dense``, memory-mapped from its file."""
-        from evidencedesk.index.ann import AnnIndex
+    def bm25(self, terms: Sequence[str], k: int, scope: Scope | None = None) -> Ranked:
+        """The best ``k`` live chunk ids inside ``scope`` for the distinct query ``terms``, with BM25 scores."""
+        segments = [seg for seg in self.segments if seg.n_live]
+        stats = self.stats
+        columns = [seg.bm25.columns(terms) for seg in segments]
+        dfs = [0] * len(terms)
+        for seg, cols in zip(segments, columns, strict=True):
+            for i, col in enumerate(cols):
+                if col is not None:
+                    dfs[i] += seg.bm25.df(col, seg.live)
+        known = [i for i, df in enumerate(dfs) if df > 0]  # a term only deleted rows held is not known
+        if not known:
+            return [], []
+        idf = dict(zip(known, query_idf(stats.n_docs, [dfs[i] for i in known]), strict=True))
+        found: list[tuple[float, str]] = []
+        for seg, cols in zip(segments, columns, strict=True):
+            allowed, key = seg.allowed(scope)
+            if allowed is not None and not allowed.any():
+                continue
+            mine = [(col, idf[i]) for i in known if (col := cols[i]) is not None]
+            if not mine:
+                continue
+            norms = seg.bm25.norms(self.k1, self.b, stats.avgdl)
+            columns_here, idf_here = [c for c, _ in mine], [w for _, w in mine]
+            rows, scores = seg.bm25.hits(columns_here, idf_here, self.k1, norms, allowed, key, k)
+            if len(rows):
+                rows, scores = top_k(rows, scores, k, seg.tie)
+                found += [(float(s), seg.ids[int(r)]) for r, s in zip(rows, scores, strict=True)]
+        return _best(found, k)
 
-        if not (self.manifest.get("dense") or {}).get("ann"):
-            raise SnapshotError(f"{self.directory}: this snapshot has no HNSW graph (written with ann=False)")
-        return AnnIndex.restore(self.dense, self.directory / GRAPH, view=True)
+    def dense(self, vector: np.ndarray, k: int, scope: Scope | None = None, ann: bool = False) -> Ranked:
+        """The best ``k`` live chunk ids inside ``scope`` by cosine; ``ann`` walks each segment's HNSW graph."""
+        found: list[tuple[float, str]] = []
+        for seg in self.segments:
+            if not seg.n_live:
+                continue
+            allowed, _ = seg.allowed(scope)
+            if allowed is not None and not allowed.any():
+                continue
+            index = seg.ann if ann and seg.ann is not None else seg.dense
+            rows, scores = index.search(vector, k, allowed)
+            found += [(float(s), seg.ids[int(r)]) for r, s in zip(rows, scores, strict=True)]
+        return _best(found, k)
 
-    def mask(self, scope: Scope | None) -> tuple[np.ndarray, Hashable]:
-        return self.masks.mask(scope), self.masks.key(scope)
+
+def _best(found: list[tuple[float, str]], k: int) -> Ranked:
+    """The ``k`` best ``(score, id)`` pairs of every segment: score descending, ties by id."""
+    found.sort(key=lambda x: (-x[0], x[1]))
+    return [i for _, i in found[:k]], [s for s, _ in found[:k]]
 
 
 class SnapshotSearcher:
@@ -282,23 +278,17 @@ class SnapshotSearcher:
         if method != "bm25":
             if embedder is None:
                 raise ValueError(f"method {method!r}: needs the embedder the snapshot's vectors were made with")
-            snapshot.dense.check(embedder)
+            snapshot.check(embedder)
 
     def __len__(self) -> int:
         return len(self.snapshot)
 
-    def rows(self, query: str | np.ndarray, k: int, scope: Scope | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Best ``k`` rows and scores inside ``scope``; a dense method also takes a query vector."""
-        mask, key = self.snapshot.mask(scope)
-        if not mask.any():
-            return np.empty(0, dtype=np.int64), np.empty(0)
+    def ranked(self, query: str | np.ndarray, k: int, scope: Scope | None = None) -> Ranked:
+        """Best ``k`` chunk ids and scores inside ``scope``; a dense method also takes a query vector."""
         if self.method == "bm25":
-            terms = self.snapshot.tokenizer.query_terms(str(query), self.snapshot.langs)
-            rows, scores = self.snapshot.bm25.scores(terms, mask, key, k)
-            return top_k(rows, scores, k, self.snapshot.tie) if len(rows) else (rows, scores)
+            return self.snapshot.bm25(self.snapshot.tokenizer.query_terms(str(query), self.snapshot.langs), k, scope)
         vector = embed_query(self.embedder, query) if isinstance(query, str) else query
-        index = self.snapshot.ann if self.method == "dense-ann" else self.snapshot.dense
-        return index.search(vector, k, mask)
+        return self.snapshot.dense(vector, k, scope, ann=self.method == "dense-ann")
 
     def search(self, query: str, k: int = 10, scope: Scope | None = None) -> list[Candidate]:
         k = check_k(k)
@@ -306,8 +296,7 @@ class SnapshotSearcher:
             raise ValueError(f"query: must be a string, got {type(query).__name__}")
         if not query.strip() or not len(self.snapshot):
             return []
-        rows, scores = self.rows(query, k, scope)
-        ids = [self.snapshot.ids[int(r)] for r in rows]
+        ids, scores = self.ranked(query, k, scope)
         found = {c.id: c for c in self.fetch(ids)}
         missing = [i for i in ids if i not in found]
         if missing:
@@ -315,5 +304,5 @@ class SnapshotSearcher:
                 f"{self.snapshot.directory}: chunk {missing[0]!r} is no longer stored; the snapshot is out of "
                 "date (write it again after ingesting)"
             )
-        pairs = zip(ids, scores.tolist(), strict=True)
+        pairs = zip(ids, scores, strict=True)
         return [Candidate(found[i], float(s), n, self.name) for n, (i, s) in enumerate(pairs, 1)]

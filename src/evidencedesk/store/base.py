@@ -162,6 +162,10 @@ class StoreBase(ABC):
             last = (rows[-1]["doc_id"], rows[-1]["n"])
             yield [self._chunk_from(r) for r in rows]
 
+    def document_builds(self) -> dict[str, int | None]:
+        """Every stored document id with the id of the build that last wrote it (what changed since a build)."""
+        return {r["id"]: r["build_id"] for r in self._rows("SELECT id, build_id FROM documents")}
+
     def chunk(self, chunk_id: str) -> Chunk | None:
         rows = self._rows(f"{self.CHUNK_SELECT} WHERE c.id = {self.MARK}", (chunk_id,))
         return self._chunk_from(rows[0]) if rows else None

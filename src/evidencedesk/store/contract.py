@@ -159,9 +159,13 @@ class HoldsSnapshots(Protocol):
         """Where this store's snapshot lives (it may not exist yet)."""
         ...
 
+    def document_builds(self) -> dict[str, int | None]:
+        """Every stored document id with the id of the build that last wrote it (what an update reads)."""
+        ...
+
 
 class SnapshotStore(StoreProtocol, HoldsSnapshots, Protocol):
-    """A store that can hold a snapshot: what writing and checking one needs."""
+    """A store that can hold a snapshot: what writing, updating and checking one needs."""
 
 
 __all__ = ["Chunker", "HoldsSnapshots", "HoldsVectors", "Progress", "SearchesInside", "SnapshotStore", "StoreProtocol"]
