@@ -39,7 +39,14 @@ def leg_params(settings: Settings, method: str, cache_path: Path) -> dict[str, A
         return params
     if method in ("bm25", "tfidf", "lsa") and leg is not None:
         if method == "bm25":
-            return {"k1": leg.k1, "b": leg.b, "stem": leg.stem, "stopwords": leg.stopwords, "language": leg.language}
+            return {
+                "k1": leg.k1,
+                "b": leg.b,
+                "stem": leg.stem,
+                "stopwords": leg.stopwords,
+                "language": leg.language,
+                "contextual": leg.contextual,
+            }
         # TF-IDF and LSA keep their own word pattern unless the leg itself asks for stemming or stopwords
         # (the stem and stopwords defaults are BM25's)
         asked = {"stem", "stopwords"} & leg.model_fields_set

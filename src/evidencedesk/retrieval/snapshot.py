@@ -38,6 +38,7 @@ from evidencedesk.index.dense import DenseIndex
 from evidencedesk.index.embedders import embed_query
 from evidencedesk.index.string_table import StringTable, load_mapped, write_strings
 from evidencedesk.retrieval.candidates import Candidate
+from evidencedesk.retrieval.contextual import index_text
 from evidencedesk.retrieval.row_searcher import check_k
 from evidencedesk.retrieval.rows import COLUMNS, RowMasks, id_ranks, top_k
 from evidencedesk.retrieval.scope import Scope
@@ -58,6 +59,7 @@ def write_snapshot(
     tokenizer: Tokenizer | None = None,
     k1: float = 1.5,
     b: float = 0.75,
+    contextual: bool = False,
     vectorize: Vectorize | None = None,
     model_name: str | None = None,
     ann: bool = False,
@@ -70,7 +72,9 @@ def write_snapshot(
     """Index ``batches`` of chunks into ``directory`` (replaced as a whole only once complete).
 
     ``vectorize`` maps a batch of chunks to unit vectors (one row each); without it the snapshot is
-    lexical only. ``ann`` also builds an HNSW graph over the vectors with ``threads`` threads (0: all).
+    lexical only. ``contextual`` tokenises each chunk after its ``title > heading path`` line, as
+    ``BM25Searcher(contextual=True)`` does. ``ann`` also builds an HNSW graph over the vectors with
+    ``threads`` threads (0: all).
     ``labels`` is kept in the manifest as is (e.g. the settings the snapshot was written with).
     ``ann_params`` go to ``AnnIndex`` (connectivity, expansion_add, ...). ``timings``, when given,
     receives the seconds spent per stage (read, tokenize, count, vectors, bm25, ann).
@@ -97,9 +101,9 @@ def write_snapshot(
                 days.append(RowMasks.days(m))
             with clock("tokenize"):
                 if tokenizer.per_language:
-                    tokens = [tokenizer.tokenize(c.text, c.metadata.lang) for c in batch]
+                    tokens = [tokenizer.tokenize(index_text(c, contextual), c.metadata.lang) for c in batch]
                 else:
-                    tokens = [tokenizer.tokenize(c.text) for c in batch]
+                    tokens = [tokenizer.tokenize(index_text(c, contextual)) for c in batch]
             with clock("count"):
                 counts.add(tokens)
             del tokens
