@@ -268,7 +268,8 @@ class PgDenseSearcher:
     selective scope still yields k rows (``ef_search`` and ``max_scan_tuples`` bound the walk);
     when the walk still ends short of k rows, an exact search answers instead (``fallback``).
     ``mode="exact"`` scores every allowed row. Creating the searcher embeds the chunks that have
-    no vector yet (through ``cache_path`` or the store's cache).
+    no vector yet (through ``cache_path`` or the store's cache), after its context line when
+    ``contextual``; a store embedded with the other setting is embedded again.
     """
 
     name = "dense"
@@ -283,6 +284,7 @@ class PgDenseSearcher:
         max_scan_tuples: int = 20_000,
         fallback: bool = True,
         batch_size: int = 32,
+        contextual: bool = False,
     ) -> None:
         if not isinstance(store, PgStore):
             raise ValueError(f"store: expected a PgStore, got {type(store).__name__}")
@@ -299,14 +301,15 @@ class PgDenseSearcher:
         self.max_scan_tuples = max_scan_tuples
         self.fallback = fallback
         self.last_path = ""  # which path answered the last search: "hnsw", "exact" or "exact-fallback"
-        store.ensure_vectors(self.embedder, cache_path, batch_size)
+        self.contextual = bool(contextual)
+        store.ensure_vectors(self.embedder, cache_path, batch_size, self.contextual)
 
     def identity(self) -> dict[str, Any]:
         return {
             "method": self.name,
             "embedder": self.embedder.name,
             "dim": self.embedder.dim,
-            "contextual": False,
+            "contextual": self.contextual,
             "ann": self.mode == "hnsw",
         }
 
