@@ -147,7 +147,13 @@ class PgBM25Searcher:
     def identity(self) -> dict[str, Any]:
         """What makes two BM25 indexes over the same chunks interchangeable (the embedded searcher's keys)."""
         enc = self.store.encoder
-        return {"method": self.name, "k1": enc.k1, "b": enc.b, "tokenizer": enc.tokenizer.to_dict()}
+        return {
+            "method": self.name,
+            "k1": enc.k1,
+            "b": enc.b,
+            "tokenizer": enc.tokenizer.to_dict(),
+            "contextual": enc.contextual,
+        }
 
     def search(self, query: str, k: int = 10, scope: Scope | None = None) -> list[Candidate]:
         k = check_k(k)
@@ -354,7 +360,8 @@ class PgDenseSearcher:
     def _check_model(self, conn: psycopg.Connection) -> None:
         row = conn.execute("SELECT value FROM settings WHERE key = 'vectors'").fetchone()
         model = row[0] if row else None
-        if model != {"model": self.embedder.name, "dim": self.embedder.dim}:
+        wanted = {"model": self.embedder.name, "dim": self.embedder.dim, "contextual": self.contextual}
+        if model is None or {"contextual": False, **model} != wanted:
             raise ValueError(
                 f"the store holds vectors of {model} but this searcher embeds with {self.embedder.name} "
                 f"(dim {self.embedder.dim}); create the searcher again to re-embed the store"

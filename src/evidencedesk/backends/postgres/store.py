@@ -265,7 +265,7 @@ class PgStore(StoreBase):
         return pg_searcher(method, self, **params)
 
     def vector_model(self) -> dict[str, Any] | None:
-        """``{"model", "dim"}`` of the vectors the store holds, or None."""
+        """``{"model", "dim", "contextual"}`` of the vectors the store holds, or None."""
         rows = self._rows("SELECT value FROM settings WHERE key = 'vectors'")
         return dict(rows[0]["value"]) if rows else None
 
