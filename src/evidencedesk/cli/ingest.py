@@ -48,7 +48,9 @@ def _print_report(report: IngestReport) -> None:
 
 @app.command()
 def ingest(
-    path: Annotated[Path, typer.Argument(help="Folder of documents (.md, .txt, .html, .pdf, .docx, .pptx, .xlsx, .eml).")],
+    path: Annotated[
+        Path, typer.Argument(help="Folder of documents (.md, .txt, .html, .pdf, .docx, .pptx, .xlsx, .eml).")
+    ],
     store: StoreOpt = None,
     config: ConfigOpt = None,
     chunker: Annotated[
