@@ -304,3 +304,28 @@ def test_per_language_terms_match_each_chunk_in_its_own_language() -> None:
     for searcher in (auto, english):
         assert searcher.search("return bike", 1, EVERYTHING)[0].chunk.id == "en:c0"
         assert searcher.search("সাইকেল ফেরত", 1, EVERYTHING)[0].chunk.id == "bn:c0"
+
+
+@pytest.mark.parametrize("n_docs", [300, 6000])
+def test_top_selects_what_top_k_over_every_score_selects(n_docs: int) -> None:
+    """``BM25Index.top`` (selection while summing) against ``top_k`` over all scores: the same rows in
+    the same order with the same scores, with ties, fewer matches than k, masks and cached views."""
+    from evidencedesk.index.top_rows import top_k
+
+    rng = np.random.default_rng(n_docs)
+    vocab = [f"w{n}" for n in range(60)]
+    # few distinct lengths and words: many exact score ties at the cut
+    docs = [list(rng.choice(vocab, size=int(rng.choice([4, 8])))) for _ in range(n_docs)]
+    index = BM25Index(docs)
+    tie = rng.permutation(n_docs)
+    masks = [None, rng.random(n_docs) < 0.1, np.ones(n_docs, dtype=bool)]
+    queries = [["w0", "w1"], ["w2"], vocab[:15], ["nowhere"], ["w59", "nowhere"]]
+    for k in (1, 10, 50):
+        for m, allowed in enumerate(masks):
+            for _ in range(2):  # the second pass reads the cached view of the mask
+                for query in queries:
+                    rows, scores = index.scores(query, allowed)
+                    want = top_k(rows, scores, k, tie) if len(rows) else (rows, scores)
+                    got = index.top(query, k, tie, allowed, key=m)
+                    assert got[0].tolist() == want[0].tolist(), (query, k, m)
+                    assert np.allclose(got[1], want[1], rtol=0, atol=1e-12)

@@ -134,3 +134,18 @@ def test_ingest_error_survives_pickling() -> None:
     assert (err.path, err.reason, str(err)) == ("a.md", "empty file", "a.md: empty file")
     with pytest.raises(ValueError, match="reason"):
         IngestError("a.md", "")
+
+
+def test_latest_build_id_follows_writes_of_this_and_other_connections(tmp_path: Path) -> None:
+    """The build id is cached between calls, but a sync through either of two open stores (two
+    connections to one database) is seen by both at once."""
+    with Store(tmp_path / "s") as first, Store(tmp_path / "s") as second:
+        assert first.latest_build_id() is None and second.latest_build_id() is None
+        first.sync([doc("a", "Alpha text.")], CONFIG)
+        one = first.latest_build_id()
+        assert one is not None and second.latest_build_id() == one
+        second.sync([doc("a", "Alpha text."), doc("b", "Beta text.")], CONFIG)
+        two = second.latest_build_id()
+        assert two is not None and two > one
+        assert first.latest_build_id() == two
+        assert first.latest_build_id() == two  # asked again without a change: the same

@@ -105,6 +105,16 @@ class Postings:
         hit = (dense >= floor if floor > 0 else dense > 0).nonzero()[0]
         return hit, dense[hit]
 
+    def top(
+        self, term_ids: Sequence[int], n_rows: int, k: int, tie: np.ndarray, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The best ``k`` rows holding a term (allowed only), best first, ties by ``tie[row]``: what
+        ``top_k`` over ``accumulate`` gives, summed and selected in one compiled pass over the
+        postings of the distinct ``term_ids`` (see ``postings_kernel``)."""
+        from evidencedesk.index.postings_kernel import best_rows
+
+        return best_rows(self.indptr, self.rows, self.scores, term_ids, n_rows, k, tie, allowed)
+
 
 class PostingsScorer:
     """Scoring over per-term postings, shared by the in-memory index and the memory-mapped one.
@@ -119,17 +129,30 @@ class PostingsScorer:
         raise NotImplementedError
 
     def _reset_views(self) -> None:
-        self._views: OrderedDict[Hashable, tuple[int, Postings | None]] = OrderedDict()
+        # per mask key: (uses, restricted postings or None, whether the mask allows every row)
+        self._views: OrderedDict[Hashable, tuple[int, Postings | None, bool]] = OrderedDict()
 
-    def _view(self, allowed: np.ndarray, key: Hashable) -> Postings | None:
-        """Restricted postings for a mask seen before under ``key`` (built on its second use)."""
-        uses, view = self._views.pop(key, (0, None))
-        if view is None and uses >= 1:
+    def _postings_for(self, allowed: np.ndarray | None, key: Hashable | None) -> tuple[Postings, np.ndarray | None]:
+        """The postings to read under a mask, and the mask still to apply while reading (None: none).
+
+        A mask seen before under ``key`` gets restricted postings (built on its second use); a mask
+        that allows every row is remembered as such, so an unfiltered search never scans it again.
+        """
+        if allowed is None:
+            return self.postings, None
+        if key is None:
+            return (self.postings, None) if allowed.all() else (self.postings, allowed)
+        uses, view, full = self._views.pop(key, (0, None, None))
+        if full is None:
+            full = bool(allowed.all())
+        if not full and view is None and uses >= 1:
             view = self.postings.restrict(allowed)
-        self._views[key] = (uses + 1, view)
+        self._views[key] = (uses + 1, view, full)
         if len(self._views) > _CACHED_VIEWS:
             self._views.popitem(last=False)
-        return view
+        if full:
+            return self.postings, None
+        return (view, None) if view is not None else (self.postings, allowed)
 
     def scores(
         self,
@@ -148,12 +171,24 @@ class PostingsScorer:
         term_ids = self.term_ids(tokens)
         if not term_ids:
             return np.empty(0, dtype=np.int64), np.empty(0)
-        if allowed is None or allowed.all():
-            return self.postings.accumulate(term_ids, self.n_docs, best=best)
-        view = self._view(allowed, key) if key is not None else None
-        if view is not None:
-            return view.accumulate(term_ids, self.n_docs, best=best)
-        return self.postings.accumulate(term_ids, self.n_docs, allowed, best=best)
+        postings, mask = self._postings_for(allowed, key)
+        return postings.accumulate(term_ids, self.n_docs, mask, best=best)
+
+    def top(
+        self,
+        tokens: Sequence[str],
+        k: int,
+        tie: np.ndarray,
+        allowed: np.ndarray | None = None,
+        key: Hashable | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The best ``k`` allowed rows and their scores, best first, ties by ``tie[row]`` ascending:
+        the same as ``top_k`` over ``scores``, with the selection done while summing."""
+        term_ids = self.term_ids(tokens)
+        if not term_ids:
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        postings, mask = self._postings_for(allowed, key)
+        return postings.top(term_ids, self.n_docs, k, tie, mask)
 
 
 class BM25Index(PostingsScorer):

@@ -90,6 +90,9 @@ class BM25Searcher(RowSearcher):
     ) -> tuple[np.ndarray, np.ndarray]:
         return self.index.scores(self.query_terms(query), allowed, key, best)
 
+    def _top(self, query: str, allowed: np.ndarray, key: Hashable, k: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.index.top(self.query_terms(query), k, self._tie, allowed, key)
+
     def _add_rows(self, chunks: Sequence[Chunk]) -> None:
         self.index.add(self._terms(chunks))
 

@@ -52,6 +52,12 @@ class RowSearcher:
         ``best``, rows that cannot rank among the ``best`` highest scores may be left out."""
         raise NotImplementedError
 
+    def _top(self, query: str, allowed: np.ndarray, key: Hashable, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The best ``k`` allowed rows and their scores, best first (ties by chunk id). A searcher that
+        can select while it scores overrides this; the default scores, then selects."""
+        rows, scores = self._score(query, allowed, key, k)
+        return top_k(rows, scores, k, self._tie) if len(rows) else (rows, scores)
+
     def _add_rows(self, chunks: Sequence[Chunk]) -> None:
         raise NotImplementedError
 
@@ -82,10 +88,9 @@ class RowSearcher:
         if not self.chunks or not query.strip():
             return []
         key = self.masks.key(scope)
-        rows, scores = self._score(query, self.masks.mask(key[0]), key, k)
+        rows, scores = self._top(query, self.masks.mask_for(key), key, k)
         if not len(rows):
             return []
-        rows, scores = top_k(rows, scores, k, self._tie)
         chunks, name = self.chunks, self.name
         pairs = zip(rows.tolist(), scores.tolist(), strict=True)
         return [Candidate(chunks[r], s, n, name) for n, (r, s) in enumerate(pairs, 1)]

@@ -2,8 +2,8 @@
 
 ``RowMasks`` turns a Scope into the same boolean mask as ``Scope.mask`` but from integer-coded
 metadata columns (no Python loop over chunks per query) and caches the last few masks, so a
-search with the default scope costs a dictionary look-up. ``top_k`` picks the best k of the rows
-it is given, ties broken by chunk id, so the result never depends on row order.
+search with the default scope costs a dictionary look-up. ``top_k`` (from ``index.top_rows``) picks
+the best k of the rows it is given, ties broken by chunk id, so the result never depends on row order.
 """
 
 from __future__ import annotations
@@ -15,12 +15,11 @@ from datetime import date
 import numpy as np
 
 from evidencedesk.documents import Chunk, Metadata
+from evidencedesk.index.top_rows import top_k as top_k  # re-exported: searchers select with it
 from evidencedesk.retrieval.scope import Scope
 
 _NO_DAY = -(2**62)
 _MAX_CACHED = 32
-_SAMPLE = 256  # top_k: rows sampled to find a floor under the k-th best score
-_SAMPLED = 4 * _SAMPLE  # ... when more rows than this compete
 
 
 class _Column:
@@ -115,7 +114,10 @@ class RowMasks:
 
     def mask(self, scope: Scope | None = None) -> np.ndarray:
         """True where the row is inside ``scope`` (None = the default ``Scope()``). Read-only array."""
-        key = self.key(scope)
+        return self.mask_for(self.key(scope))
+
+    def mask_for(self, key: tuple[Scope, date | None]) -> np.ndarray:
+        """The mask of a ``key`` made by ``key()`` (a search computes the key once and uses it twice)."""
         scope = key[0]
         hit = self._cache.get(key)
         if hit is not None:
@@ -142,30 +144,3 @@ def id_ranks(ids: Sequence[str]) -> np.ndarray:
     ranks = np.empty(len(ids), dtype=np.int64)
     ranks[order] = np.arange(len(ids))
     return ranks
-
-
-def top_k(rows: np.ndarray, scores: np.ndarray, k: int, tie: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The best ``k`` of ``rows`` by score (descending), ties broken by ``tie[row]`` (ascending).
-
-    Only the given rows are partitioned (never a mostly-zero array over the whole corpus).
-    """
-    if k < 1:
-        raise ValueError(f"k: must be at least 1, got {k}")
-    if len(rows) > _SAMPLED and k * 16 < len(rows):
-        # The k-th best score of any subset is at most the k-th best of all rows, so every row of the
-        # top k (ties included) scores at least that much: keep only those before the exact selection.
-        sample = scores[:: len(rows) // _SAMPLE]
-        floor = np.partition(sample, len(sample) - k)[len(sample) - k]
-        keep = (scores >= floor).nonzero()[0]
-        rows, scores = rows[keep], scores[keep]
-    if len(rows) > k:
-        best = np.argpartition(-scores, k - 1)[:k]
-        kth = scores[best].min()
-        if np.count_nonzero(scores >= kth) > k:
-            # rows tied with the k-th score lie on both sides of the cut: keep the lowest tie keys
-            level = np.flatnonzero(scores == kth)
-            level = level[np.argsort(tie[rows[level]], kind="stable")]
-            best = np.concatenate([np.flatnonzero(scores > kth), level])[:k]
-        rows, scores = rows[best], scores[best]
-    order = np.lexsort((tie[rows], -scores))
-    return rows[order], scores[order]

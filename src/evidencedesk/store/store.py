@@ -51,6 +51,8 @@ class Store(StoreBase):
         self._lock = threading.RLock()
         self._conn = connect(self.path)
         self._conn.row_factory = sqlite3.Row
+        self._build_mark: tuple[int, int] | None = None  # see latest_build_id
+        self._build_seen: int | None = None
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r})"
@@ -63,6 +65,16 @@ class Store(StoreBase):
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+    def latest_build_id(self) -> int | None:
+        """The latest build's id. Read again only when the database changed since the last call: this
+        connection wrote (``total_changes``) or another one committed (``PRAGMA data_version``)."""
+        with self._lock:
+            mark = (self._conn.execute("PRAGMA data_version").fetchone()[0], self._conn.total_changes)
+            if mark != self._build_mark:
+                self._build_seen = super().latest_build_id()
+                self._build_mark = mark
+            return self._build_seen
 
     # -- the primitives StoreBase needs ------------------------------------------------------------
     def _rows(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
