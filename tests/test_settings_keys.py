@@ -98,7 +98,7 @@ PROBES: dict[str, tuple[dict[str, Any], str, Any]] = {
     "retrieval.legs[].language": (BM25, "search", "german"),  # another stemmer than the documents' English
     "retrieval.legs[].rank": ({"retrieval": {"k": 3, "legs": [{"method": "lsa"}]}}, "search", 2),
     "retrieval.legs[].model": (DENSE, "search", "/nonexistent/sentence-model"),
-    "retrieval.legs[].contextual": (DENSE, "search", True),
+    "retrieval.legs[].contextual": (DENSE, "search", False),  # true by default
     "retrieval.fusion.method": (HYBRID, "search", "rrf"),
     "retrieval.fusion.k": (RRF, "search", 1),
     "retrieval.fusion.weights": (NORMALIZED, "search", [0.9, 0.1]),

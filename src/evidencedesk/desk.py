@@ -302,11 +302,11 @@ class Desk:
 
         embedder = dense_embedder(self.settings)
         meter = Meter(callback=progress)
+        contextual = bool(leg_params(self.settings, "dense", self.path / EMBEDDINGS_FILE).get("contextual", False))
         if isinstance(self.store, HoldsVectors):
-            meter.update(self.store.ensure_vectors(embedder, self.path / EMBEDDINGS_FILE))
+            meter.update(self.store.ensure_vectors(embedder, self.path / EMBEDDINGS_FILE, contextual=contextual))
             return {**meter.summary(), "total": self.store.chunk_count(), "model": embedder.name}
         chunks = self.chunks()
-        contextual = bool(leg_params(self.settings, "dense", self.path / EMBEDDINGS_FILE).get("contextual", False))
         with EmbeddingCache(self.path / EMBEDDINGS_FILE) as cache:
             embed_cached(embedder, [index_text(c, contextual) for c in chunks], cache, on_progress=meter.update)
         return {**meter.summary(), "total": len(chunks), "model": embedder.name}
@@ -348,7 +348,8 @@ class Desk:
         if isinstance(self.store, SearchesInside):
             leg_names = list(names or hybrid_legs(self.settings)) if method == "hybrid" else [method]
             if "dense" in leg_names and isinstance(self.store, HoldsVectors):
-                self.store.ensure_vectors(dense_embedder(self.settings), cache)
+                contextual = bool(leg_params(self.settings, "dense", cache).get("contextual", False))
+                self.store.ensure_vectors(dense_embedder(self.settings), cache, contextual=contextual)
             params = pg_searcher_params(self.settings, method, cache, names)
             if method in ("tfidf", "lsa"):  # no database form: built in memory from the chunks
                 params = leg_params(self.settings, method, cache)

@@ -107,7 +107,7 @@ class Document:
     id: str
     title: str
     path: str
-    format: str  # markdown, text, html, pdf, docx
+    format: str  # markdown, text, html, pdf, docx, pptx, xlsx, eml
     text: str
     content_hash: str
     metadata: Metadata

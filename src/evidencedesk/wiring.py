@@ -39,7 +39,14 @@ def leg_params(settings: Settings, method: str, cache_path: Path) -> dict[str, A
         return params
     if method in ("bm25", "tfidf", "lsa") and leg is not None:
         if method == "bm25":
-            return {"k1": leg.k1, "b": leg.b, "stem": leg.stem, "stopwords": leg.stopwords, "language": leg.language}
+            return {
+                "k1": leg.k1,
+                "b": leg.b,
+                "stem": leg.stem,
+                "stopwords": leg.stopwords,
+                "language": leg.language,
+                "contextual": leg.contextual,
+            }
         # TF-IDF and LSA keep their own word pattern unless the leg itself asks for stemming or stopwords
         # (the stem and stopwords defaults are BM25's)
         asked = {"stem", "stopwords"} & leg.model_fields_set
@@ -99,8 +106,6 @@ def pg_searcher_params(
         params = leg_params(settings, name, cache_path)
         if name == "bm25":
             return {}
-        if name == "dense":
-            params.pop("contextual", None)
         return params
 
     if method != "hybrid":
@@ -110,13 +115,13 @@ def pg_searcher_params(
 
 
 def bm25_settings(settings: Settings) -> dict[str, Any]:
-    """The BM25 leg's ``tokenizer``, ``k1`` and ``b`` (the defaults when no leg is BM25)."""
+    """The BM25 leg's ``tokenizer``, ``k1``, ``b`` and ``contextual`` (the defaults when no leg is BM25)."""
     from evidencedesk.config import LegSettings
     from evidencedesk.text.tokenizer import Tokenizer
 
     leg = next((x for x in settings.retrieval.legs if x.method == "bm25"), LegSettings(method="bm25"))
     tokenizer = Tokenizer(stem=leg.stem, stopwords=leg.stopwords, language=leg.language)
-    return {"tokenizer": tokenizer, "k1": leg.k1, "b": leg.b}
+    return {"tokenizer": tokenizer, "k1": leg.k1, "b": leg.b, "contextual": leg.contextual}
 
 
 def dense_model(settings: Settings) -> str:

@@ -44,6 +44,7 @@ def identity(settings: Settings) -> dict[str, Any]:
         "b": bm25.b,
         "model": dense.model,
         "contextual": dense.contextual,
+        "bm25_contextual": bm25.contextual,
     }
 
 
@@ -88,6 +89,7 @@ def write_store_snapshot(
             tokenizer=Tokenizer.from_dict(ident["tokenizer"]),
             k1=ident["k1"],
             b=ident["b"],
+            contextual=ident["bm25_contextual"],
             vectorize=vectorize,
             model_name=embedder.name if embedder is not None else None,
             ann=ann,

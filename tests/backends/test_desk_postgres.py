@@ -17,7 +17,7 @@ QUESTIONS = [
 
 def test_desk_on_postgres_matches_the_embedded_store(make_store: Any, tmp_path: Path) -> None:
     settings = parse_settings({"retrieval": {"legs": [{"method": "bm25", "stem": False, "stopwords": None}]}})
-    pg = Desk(make_store(), settings=settings)
+    pg = Desk(make_store(contextual=True), settings=settings)  # a store object keeps its own BM25 settings
     embedded = Desk(tmp_path / "store", settings=settings)
     assert pg.is_postgres and not embedded.is_postgres
     pg.ingest(DOCS)

@@ -213,7 +213,7 @@ def test_a_store_opened_without_an_embedder_holds_no_vectors(make_store: Callabl
     assert store.vector_model() is None
     assert [c.chunk.id for c in PgBM25Searcher(store).search("alpha")] == ["a:c0"]
     PgDenseSearcher(store, embedder=RandomEmbedder(8))
-    assert store.vector_model() == {"model": "test-random-positive-8", "dim": 8}
+    assert store.vector_model() == {"model": "test-random-positive-8", "dim": 8, "contextual": False}
     store.upsert(documents_for([chunk("b:c0", "gamma", "b")]))  # later writes keep the vectors complete
     with store.pool.connection() as conn:
         assert conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == 2

@@ -59,6 +59,30 @@ def test_bm25_top10_equal_on_every_labelled_question(kestrel: Any, scope: str) -
     assert nonempty >= 5
 
 
+def test_contextual_text_ranks_the_same_in_both_backends(kestrel: Any, memo_embedder: Any) -> None:
+    """Indexing each chunk after its title > heading path line: the same terms, vectors and top 10."""
+    embedded, pg, cache = kestrel
+    pg.configure_bm25(contextual=True)
+    try:
+        reference = BM25Searcher(embedded.chunks(), contextual=True)
+        searcher = PgBM25Searcher(pg)
+        assert searcher.identity() == reference.identity() and reference.identity()["contextual"] is True
+        assert BM25Searcher(embedded.chunks()).identity() != reference.identity()
+        dense_ref = DenseSearcher(embedded.chunks(), embedder=memo_embedder, cache_path=cache, contextual=True)
+        dense = PgDenseSearcher(pg, embedder=memo_embedder, mode="exact", contextual=True)
+        changed = 0
+        for q in questions():
+            same_top(reference.search(q, 10), searcher.search(q, 10), q, 1e-9)
+            same_top(dense_ref.search(q, 10), dense.search(q, 10), q, 1e-5)
+            plain = [c.chunk.id for c in BM25Searcher(embedded.chunks()).search(q, 10)]
+            changed += plain != [c.chunk.id for c in reference.search(q, 10)]
+        assert changed > 0  # the context line is really indexed
+        dense_ref.close()
+    finally:
+        pg.configure_bm25(contextual=False)
+        PgDenseSearcher(pg, embedder=memo_embedder, mode="exact")  # back to the vectors of the plain text
+
+
 @pytest.mark.parametrize("scope", SCOPES)
 def test_exact_dense_top10_equal_on_every_labelled_question(kestrel: Any, memo_embedder: Any, scope: str) -> None:
     embedded, pg, cache = kestrel

@@ -114,3 +114,22 @@ def test_eval_reads_a_labels_file_inside_the_root(ingesting: TestClient, layout:
     (layout["root"] / "bad.jsonl").write_text('{"id": "x"}\n', encoding="utf-8")
     bad = ingesting.post("/eval", json={"labels": "bad.jsonl"}, headers=STAFF)
     assert bad.status_code == 400 and "question" in bad.json()["detail"]
+
+
+def test_ingest_can_embed_now_as_the_cli_does(ingesting: TestClient) -> None:
+    """``embed`` (JSON or form field) computes the dense embeddings at ingest, reported with their count."""
+    plain = ingesting.post("/ingest", json={"path": "docs"}, headers=STAFF)
+    assert plain.status_code == 200, plain.text
+    assert "embedding" not in plain.json()["progress"]
+    first = ingesting.post("/ingest", json={"path": "docs", "embed": True}, headers=STAFF)
+    assert first.status_code == 200, first.text
+    done = first.json()["progress"]["embedding"]
+    assert done["count"] > 0 and done["total"] >= done["count"] and done["model"]
+    again = ingesting.post("/ingest", json={"path": "docs", "embed": True}, headers=STAFF).json()
+    assert again["progress"]["embedding"]["count"] == 0  # every chunk already embedded
+    files = [("files", ("bells.txt", b"Bell fitting is free with every city bike.", "text/plain"))]
+    upload = ingesting.post("/ingest", files=files, data={"embed": "true"}, headers=STAFF)
+    assert upload.status_code == 200, upload.text
+    assert upload.json()["progress"]["embedding"]["count"] == 1  # only the new chunk
+    bad = ingesting.post("/ingest", files=files, data={"embed": "maybe"}, headers=STAFF)
+    assert bad.status_code == 400 and "embed" in bad.text

@@ -1,6 +1,7 @@
 """Blocks of a document body: headings, text (paragraphs, lists, quotes), tables and code, with their lines.
 
-Markdown, HTML and Word bodies (HTML and Word arrive converted to Markdown), and PDFs read into Markdown
+Markdown, HTML, Word, PowerPoint and Excel bodies (all but Markdown arrive converted to Markdown; a
+slide or a sheet is a section that carries its number as its page), and PDFs read into Markdown
 with their pages, are parsed with markdown-it-py (CommonMark plus GFM tables); only top-level blocks
 count, so a list is one block however many items it has. Any non-blank line no parser token covers (a
 link reference definition, for instance) becomes a text block, so no text is ever dropped; a PDF's
@@ -22,7 +23,7 @@ from markdown_it.token import Token
 
 from evidencedesk.documents import Document, Section
 
-MARKDOWN_FORMATS = ("markdown", "html", "docx")
+MARKDOWN_FORMATS = ("markdown", "html", "docx", "pptx", "xlsx")
 BLOCK_KINDS = ("heading", "text", "table", "code")
 
 # Block structure only: inline parsing is skipped (it is most of the cost) except for heading titles.

@@ -34,7 +34,10 @@ def beir(
     ] = None,
     contextual: Annotated[
         bool | None,
-        typer.Option("--contextual/--no-contextual", help="Embed 'title > headings' before each chunk."),
+        typer.Option(
+            "--contextual/--no-contextual",
+            help="Index and embed 'title > headings' before each chunk (default: the legs' contextual setting).",
+        ),
     ] = None,
     fusion: Annotated[
         str | None, typer.Option("--fusion", help="Hybrid fusion: rrf or normalized (default: the settings').")
@@ -72,7 +75,7 @@ def beir(
         stopwords=stopwords if stopwords is not None else (bm25_leg is None or bm25_leg.stopwords is not None),
         stopword_list=(bm25_leg.stopwords if bm25_leg and bm25_leg.stopwords else "english"),
         language=bm25_leg.language if bm25_leg else "english",
-        contextual=contextual if contextual is not None else bool(dense_leg and dense_leg.contextual),
+        contextual=contextual if contextual is not None else any(x.contextual for x in (dense_leg, bm25_leg) if x),
         embedder=dense_leg.model if dense_leg else None,
         progress=not as_json,
     )

@@ -63,7 +63,9 @@ def _print_index(done: dict[str, Any]) -> None:
 
 @app.command()
 def ingest(
-    path: Annotated[Path, typer.Argument(help="Folder of documents (.md, .txt, .html, .pdf, .docx, .eml).")],
+    path: Annotated[
+        Path, typer.Argument(help="Folder of documents (.md, .txt, .html, .pdf, .docx, .pptx, .xlsx, .eml).")
+    ],
     store: StoreOpt = None,
     config: ConfigOpt = None,
     chunker: Annotated[

@@ -223,9 +223,11 @@ def searcher_params(
     embedder: str | None = None,
 ) -> dict[str, Any]:
     """``make_searcher`` parameters for a BEIR run: stemming and stopwords for lexical legs (English
-    unless ``stopword_list``/``language`` say ``auto``), the store's embedding cache for dense legs."""
+    unless ``stopword_list``/``language`` say ``auto``), the store's embedding cache for dense legs;
+    ``contextual`` indexes (BM25) and embeds (dense) each chunk after its ``title > headings`` line."""
     lexical: dict[str, Any] = {"stem": stem, "stopwords": stopword_list if stopwords else None, "language": language}
-    bm25 = {**lexical, **({"k1": k1} if k1 is not None else {}), **({"b": b} if b is not None else {})}
+    bm25 = {**lexical, "contextual": contextual, **({"k1": k1} if k1 is not None else {}),
+            **({"b": b} if b is not None else {})}  # fmt: skip
     dense: dict[str, Any] = {"contextual": contextual, "progress": progress}
     if embedder is not None and embedder != "minilm":
         dense["embedder"] = embedder

@@ -1,4 +1,5 @@
-"""Parsers that turn files into Documents: Markdown with YAML front matter, plain text, HTML, PDF, Word and e-mail.
+"""Parsers that turn files into Documents: Markdown with YAML front matter, plain text, HTML, PDF, Word,
+PowerPoint, Excel and e-mail.
 
 Metadata may also be declared outside a file (sidecar, folder defaults, manifest: see :mod:`.sidecar`).
 Defaults for a file whose metadata nobody declares:
@@ -14,8 +15,10 @@ from evidencedesk.ingest.folder import PARSERS, FolderResult, Scan, parse_file, 
 from evidencedesk.ingest.html import parse_html
 from evidencedesk.ingest.markdown import parse_markdown
 from evidencedesk.ingest.pdf import parse_pdf
+from evidencedesk.ingest.pptx import parse_pptx
 from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES, content_hash, doc_id_from_path
 from evidencedesk.ingest.text import parse_text
+from evidencedesk.ingest.xlsx import parse_xlsx
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -32,6 +35,8 @@ __all__ = [
     "parse_html",
     "parse_markdown",
     "parse_pdf",
+    "parse_pptx",
     "parse_text",
+    "parse_xlsx",
     "scan",
 ]

@@ -25,9 +25,11 @@ from evidencedesk.ingest.html import parse_html
 from evidencedesk.ingest.markdown import parse_markdown
 from evidencedesk.ingest.metadata import json_safe
 from evidencedesk.ingest.pdf import parse_pdf
+from evidencedesk.ingest.pptx import parse_pptx
 from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES, read_limited
 from evidencedesk.ingest.sidecar import is_meta_file, outside_fields
 from evidencedesk.ingest.text import parse_text
+from evidencedesk.ingest.xlsx import parse_xlsx
 
 Parser = Callable[[bytes, str, Mapping[str, Any] | None], Document]
 
@@ -40,6 +42,8 @@ PARSERS: dict[str, Parser] = {
     ".pdf": parse_pdf,
     ".docx": parse_docx,
     ".eml": parse_eml,
+    ".pptx": parse_pptx,
+    ".xlsx": parse_xlsx,
 }
 
 

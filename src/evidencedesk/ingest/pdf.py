@@ -28,8 +28,9 @@ from evidencedesk.ingest.pdf_lines import Line, document_lines
 from evidencedesk.ingest.raw import content_hash, doc_id_from_path
 from evidencedesk.ingest.sections import first_title, headings, sections
 
-READER_VERSION = "pdfium-layout-1"  # part of the content hash: a new reading re-indexes stored PDFs
+READER_VERSION = "pdfium-layout-2"  # part of the content hash: a new reading re-indexes stored PDFs
 _PDF_DATE = re.compile(r"^D?:?(\d{4})(\d{2})?(\d{2})?")
+_WORD = re.compile(r"[^\W\d_]{3}")  # a title without a word of three letters (a filing number) says nothing
 _JUNK_TITLE = re.compile(r"^(untitled|microsoft word|document\d*$|\S+\.(docx?|pdf|indd|htm)$)", re.IGNORECASE)
 
 
@@ -65,7 +66,7 @@ def properties(pdf: pdfium.PdfDocument) -> dict[str, Any]:
         return {}
     found: dict[str, Any] = {}
     title = " ".join(str(info.get("Title", "")).split())
-    if title and not _JUNK_TITLE.match(title):
+    if title and not _JUNK_TITLE.match(title) and _WORD.search(title):
         found["title"] = title
     for key, name in (("CreationDate", "created"), ("ModDate", "modified")):
         day = pdf_date(str(info.get(key, "")))

@@ -259,8 +259,8 @@ def to_markdown(pages: list[list[Line]]) -> tuple[str, list[int]]:
             level = levels[(block.lines[0].size, block.lines[0].bold)]
             emit(["#" * level + " " + block.text], block.page)
         elif block.kind == "table":
-            head, *rest = block.rows
-            table = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+            header, *rest = block.rows
+            table = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
             table += ["| " + " | ".join(row) + " |" for row in rest]
             emit(table, block.page)
         else:

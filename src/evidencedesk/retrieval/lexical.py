@@ -15,6 +15,7 @@ from evidencedesk.documents import Chunk
 from evidencedesk.index.bm25 import BM25Index
 from evidencedesk.index.lsa import DEFAULT_RANK, LsaIndex
 from evidencedesk.index.tfidf import TfidfIndex, make_analyzer
+from evidencedesk.retrieval.contextual import index_text
 from evidencedesk.retrieval.row_searcher import RowSearcher
 from evidencedesk.text.tokenizer import DEFAULT_TOKENIZER, Tokenizer
 
@@ -30,7 +31,9 @@ def _tokenizer(tokenizer: Tokenizer | dict[str, Any] | None) -> Tokenizer:
 
 
 class BM25Searcher(RowSearcher):
-    """BM25 with Lucene idf (``k1``, ``b``) over the chunks' text, tokenised by ``tokenizer``."""
+    """BM25 with Lucene idf (``k1``, ``b``) over the chunks' text, tokenised by ``tokenizer``; with
+    ``contextual`` each chunk's text is indexed after its ``title > heading path`` line (see
+    :mod:`.contextual`)."""
 
     name = "bm25"
 
@@ -40,8 +43,10 @@ class BM25Searcher(RowSearcher):
         tokenizer: Tokenizer | dict[str, Any] | None = None,
         k1: float = 1.5,
         b: float = 0.75,
+        contextual: bool = False,
     ) -> None:
         self.tokenizer = _tokenizer(tokenizer)
+        self.contextual = bool(contextual)
         chunks = list(chunks)
         self.index = BM25Index((), k1=k1, b=b)  # validates k1 and b before any tokenising
         super().__init__(chunks)
@@ -57,14 +62,20 @@ class BM25Searcher(RowSearcher):
 
     def identity(self) -> dict[str, Any]:
         """What makes two BM25 indexes over the same chunks interchangeable."""
-        return {"method": self.name, "k1": self.k1, "b": self.b, "tokenizer": self.tokenizer.to_dict()}
+        return {
+            "method": self.name,
+            "k1": self.k1,
+            "b": self.b,
+            "tokenizer": self.tokenizer.to_dict(),
+            "contextual": self.contextual,
+        }
 
     def _terms(self, chunks: Sequence[Chunk]) -> Iterable[list[str]]:
         """Each chunk's terms, in its own language when the tokenizer is per-language."""
         tokenize = self.tokenizer.tokenize
         if not self.tokenizer.per_language:
-            return (tokenize(c.text) for c in chunks)
-        return (tokenize(c.text, c.metadata.lang) for c in chunks)
+            return (tokenize(index_text(c, self.contextual)) for c in chunks)
+        return (tokenize(index_text(c, self.contextual), c.metadata.lang) for c in chunks)
 
     def _reindex(self) -> None:
         super()._reindex()

@@ -34,6 +34,7 @@ from evidencedesk.index.dense import DenseIndex
 from evidencedesk.index.string_table import StringTable, load_mapped, write_strings
 from evidencedesk.retrieval.rows import COLUMNS, RowMasks, id_ranks
 from evidencedesk.retrieval.scope import Scope
+from evidencedesk.retrieval.contextual import index_text
 from evidencedesk.text.tokenizer import Tokenizer
 
 SEGMENT_META = "segment.json"
@@ -89,7 +90,9 @@ class SegmentWriter:
         self.dim = 0
         self._vectors = (directory / VECTORS).open("wb")
 
-    def add_chunks(self, batch: Sequence[Chunk], tokenizer: Tokenizer, vectorize: Vectorize | None) -> None:
+    def add_chunks(
+        self, batch: Sequence[Chunk], tokenizer: Tokenizer, vectorize: Vectorize | None, contextual: bool = False
+    ) -> None:
         for c in batch:
             m = c.metadata
             self.ids.append(c.id)
@@ -98,9 +101,9 @@ class SegmentWriter:
         self.days.append(np.array([RowMasks.days(c.metadata) for c in batch], dtype=np.int64).reshape(-1, 2))
         with self.clock("tokenize"):
             if tokenizer.per_language:
-                tokens = [tokenizer.tokenize(c.text, c.metadata.lang) for c in batch]
+                tokens = [tokenizer.tokenize(index_text(c, contextual), c.metadata.lang) for c in batch]
             else:
-                tokens = [tokenizer.tokenize(c.text) for c in batch]
+                tokens = [tokenizer.tokenize(index_text(c, contextual)) for c in batch]
         with self.clock("count"):
             self.counts.add(tokens)
         del tokens

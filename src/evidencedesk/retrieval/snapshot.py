@@ -54,6 +54,7 @@ def write_snapshot(
     tokenizer: Tokenizer | None = None,
     k1: float = 1.5,
     b: float = 0.75,
+    contextual: bool = False,
     vectorize: Vectorize | None = None,
     model_name: str | None = None,
     ann: bool = False,
@@ -66,7 +67,9 @@ def write_snapshot(
     """Index ``batches`` of chunks into ``directory`` as one segment (the folder is replaced only once complete).
 
     ``vectorize`` maps a batch of chunks to unit vectors (one row each); without it the snapshot is
-    lexical only. ``ann`` also builds an HNSW graph over the vectors (of a segment of at least
+    lexical only. ``contextual`` tokenises each chunk after its ``title > heading path`` line, as
+    ``BM25Searcher(contextual=True)`` does (kept in the manifest, so later segments do the same).
+    ``ann`` also builds an HNSW graph over the vectors (of a segment of at least
     ``segments.ANN_MIN_ROWS`` rows) with ``threads`` threads (0: all). ``labels`` is kept in the
     manifest as is (e.g. the settings the snapshot was written with). ``ann_params`` go to ``AnnIndex``
     (connectivity, expansion_add, ...). ``timings``, when given, receives the seconds spent per stage
@@ -80,13 +83,14 @@ def write_snapshot(
     name = segment_name(1)
     writer = SegmentWriter(work / SEGMENTS / name, clock)
     for batch in clock.each("read", batches):
-        writer.add_chunks(batch, tokenizer, vectorize)
+        writer.add_chunks(batch, tokenizer, vectorize, contextual)
     n_rows = writer.finish(vectorize is not None, ann, threads, ann_params)
     manifest: dict[str, Any] = {
         "format": FORMAT,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "build_id": build_id,
         "tokenizer": tokenizer.to_dict(),
+        "contextual": bool(contextual),
         "bm25": {"k1": float(k1), "b": float(b)},
         "dense": None,
         "ann": bool(ann),

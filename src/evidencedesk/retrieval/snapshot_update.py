@@ -152,7 +152,7 @@ def update_snapshot(
         writer = SegmentWriter(folder / name, clock)
         tokenizer = Tokenizer.from_dict(manifest["tokenizer"])
         for batch in clock.each("read", chunks_of(changed)):
-            writer.add_chunks(batch, tokenizer, vectorize if has_dense else None)
+            writer.add_chunks(batch, tokenizer, vectorize if has_dense else None, bool(manifest.get("contextual")))
         added = writer.finish(has_dense, manifest.get("ann", False), threads, manifest.get("ann_params"))
         if added:
             new.append(Segment(folder / name, None, "segment"))

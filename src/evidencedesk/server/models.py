@@ -74,6 +74,9 @@ class EvalRequest(_Request):
 class IngestPathRequest(_Request):
     path: str = Field(min_length=1, description="A folder inside the configured ingest root.")
     chunker: ChunkerSettings | None = None
+    embed: bool = Field(
+        False, description="Also compute the dense embeddings now (as `ingest --embed`), so no query pays for them."
+    )
 
 
 class LabSearchRequest(_Request):

@@ -49,6 +49,11 @@ _BODY = {
                     "properties": {
                         "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
                         "chunker": {"type": "string", "description": "Optional chunker settings as JSON."},
+                        "embed": {
+                            "type": "string",
+                            "enum": ["true", "false"],
+                            "description": "Also compute the dense embeddings now (as `ingest --embed`).",
+                        },
                     },
                     "required": ["files"],
                 }
@@ -58,7 +63,7 @@ _BODY = {
 }
 
 
-async def _stage_uploads(state: ServiceState, request: Request) -> tuple[Path, ChunkerSettings | None]:
+async def _stage_uploads(state: ServiceState, request: Request) -> tuple[Path, ChunkerSettings | None, bool]:
     limit, max_files = state.service.max_upload_bytes, state.service.max_upload_files
     declared = int(request.headers.get("content-length") or 0)
     if declared > limit * max_files:
@@ -68,6 +73,12 @@ async def _stage_uploads(state: ServiceState, request: Request) -> tuple[Path, C
     if not files:
         refuse(400, "upload: send one or more files in the form field 'files'")
     chunker = None
+    flag = form.get("embed")
+    embed = False
+    if isinstance(flag, str) and flag.strip():
+        if flag.strip().lower() not in ("true", "false"):
+            refuse(400, f"embed: must be true or false, got {flag.strip()!r}")
+        embed = flag.strip().lower() == "true"
     raw = form.get("chunker")
     if isinstance(raw, str) and raw.strip():
         try:
@@ -90,10 +101,10 @@ async def _stage_uploads(state: ServiceState, request: Request) -> tuple[Path, C
     except PathRefused as exc:
         shutil.rmtree(staging, ignore_errors=True)
         refuse(exc.status, exc.message)
-    return staging, chunker
+    return staging, chunker, embed
 
 
-async def _json_folder(state: ServiceState, request: Request) -> tuple[Path, ChunkerSettings | None]:
+async def _json_folder(state: ServiceState, request: Request) -> tuple[Path, ChunkerSettings | None, bool]:
     try:
         body = IngestPathRequest.model_validate(await request.json())
     except (ValueError, ValidationError) as exc:
@@ -107,20 +118,22 @@ async def _json_folder(state: ServiceState, request: Request) -> tuple[Path, Chu
         check_files(root, folder)
     except PathRefused as exc:
         refuse(exc.status, exc.message)
-    return folder, body.chunker
+    return folder, body.chunker, body.embed
 
 
 @router.post("/ingest", response_model=IngestReportOut, openapi_extra=_BODY)
 async def ingest(request: Request, state: StateDep, caller: CallerDep) -> dict[str, Any]:
-    """Parse, chunk and store: multipart ``files`` (plus an optional ``chunker`` JSON field), or JSON ``{"path"}``."""
+    """Parse, chunk and store: multipart ``files`` (plus optional ``chunker`` JSON and ``embed`` fields), or JSON
+    ``{"path"}`` (plus optional ``chunker`` and ``embed``); with ``embed`` the dense embeddings are computed too
+    and the report's ``progress`` holds the embedding's count, seconds and rate."""
     if not caller.ingest:
         refuse(403, "this key may not ingest")
     ctype = request.headers.get("content-type", "")
     staged = ctype.startswith("multipart/form-data")
     if staged:
-        folder, chunker = await _stage_uploads(state, request)
+        folder, chunker, embed = await _stage_uploads(state, request)
     elif ctype.startswith("application/json"):
-        folder, chunker = await _json_folder(state, request)
+        folder, chunker, embed = await _json_folder(state, request)
     else:
         refuse(415, 'ingest: send multipart/form-data files or a JSON body {"path": ...}')
 
@@ -128,7 +141,7 @@ async def ingest(request: Request, state: StateDep, caller: CallerDep) -> dict[s
         with state.ingest_lock:  # no other ingest between the scope check and the write
             check_writes(folder, caller.scope, state.store.document)
             chosen = (chunker or state.settings.chunker).model_dump()
-            report = state.desk.ingest(folder, remove_missing=False, **chosen)
+            report = state.desk.ingest(folder, remove_missing=False, embed=embed, **chosen)
         return visible_report(report.to_dict(), caller.scope, state.store)
 
     try:

@@ -141,8 +141,15 @@ class SearchesInside(Protocol):
 class HoldsVectors(Protocol):
     """A store that keeps one embedding per chunk, from one model at a time."""
 
-    def ensure_vectors(self, embedder: Embedder, cache_path: str | Path | None = None, batch_size: int = 32) -> int:
-        """Embed every chunk that has no vector of ``embedder``'s model; returns how many were embedded."""
+    def ensure_vectors(
+        self,
+        embedder: Embedder,
+        cache_path: str | Path | None = None,
+        batch_size: int = 32,
+        contextual: bool = False,
+    ) -> int:
+        """Embed every chunk that has no vector of ``embedder``'s model (of its text after its context line
+        when ``contextual``); returns how many were embedded."""
         ...
 
     def vector_model(self) -> dict[str, Any] | None:

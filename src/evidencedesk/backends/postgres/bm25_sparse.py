@@ -25,7 +25,9 @@ from typing import Any
 import numpy as np
 from pgvector import SparseVector
 
+from evidencedesk.documents import Chunk
 from evidencedesk.index.bm25 import lucene_idf
+from evidencedesk.retrieval.contextual import index_text
 from evidencedesk.text.tokenizer import DEFAULT_TOKENIZER, Tokenizer
 
 SPARSE_DIM = 1_000_000_000  # pgvector's largest sparsevec dimension; term ids count from 1
@@ -61,19 +63,26 @@ class QueryTerm:
 class BM25Encoder:
     """Turns chunk text into term counts and a query into its idf vector; scores exactly in float64."""
 
-    def __init__(self, tokenizer: Tokenizer | None = None, k1: float = 1.5, b: float = 0.75) -> None:
+    def __init__(
+        self, tokenizer: Tokenizer | None = None, k1: float = 1.5, b: float = 0.75, contextual: bool = False
+    ) -> None:
         self.k1, self.b = check_params(k1, b)
+        self.contextual = bool(contextual)  # index each chunk after its title > heading path line
         self.tokenizer = tokenizer if tokenizer is not None else DEFAULT_TOKENIZER
         if not isinstance(self.tokenizer, Tokenizer):
             raise ValueError(f"tokenizer: expected a Tokenizer, got {type(self.tokenizer).__name__}")
 
     def identity(self) -> dict[str, Any]:
-        return {"k1": self.k1, "b": self.b, "tokenizer": self.tokenizer.to_dict()}
+        return {"k1": self.k1, "b": self.b, "tokenizer": self.tokenizer.to_dict(), "contextual": self.contextual}
 
     # -- document side -------------------------------------------------------------------------------
     def counts(self, text: str, lang: str = "en") -> TermCounts:
         terms = self.tokenizer.tokenize(text, lang)
         return TermCounts(len(terms), Counter(terms))
+
+    def chunk_counts(self, chunk: Chunk) -> TermCounts:
+        """The term counts of ``chunk`` as indexed: its text, after its context line when ``contextual``."""
+        return self.counts(index_text(chunk, self.contextual), chunk.metadata.lang)
 
     def weight(self, tf: int, length: int, avgdl: float) -> float:
         """The saturated, length-normalised term frequency, computed as ``BM25Index.weight`` does."""

@@ -16,8 +16,10 @@ from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.factory import DEFAULT_LEGS, METHODS, _depths, _legs, make_searcher
 from evidencedesk.retrieval.hybrid import DEFAULT_DEPTH, HybridSearcher
 
-_BM25_SETTINGS = ("k1", "b", "tokenizer", "stem", "stopwords", "language", "min_length")
-_DENSE_PARAMS = ("embedder", "cache_path", "mode", "ef_search", "max_scan_tuples", "fallback", "batch_size")
+_BM25_SETTINGS = ("k1", "b", "tokenizer", "stem", "stopwords", "language", "min_length", "contextual")
+_DENSE_PARAMS = (
+    "embedder", "cache_path", "mode", "ef_search", "max_scan_tuples", "fallback", "batch_size", "contextual",
+)  # fmt: skip
 
 
 def _unknown(method: str, params: dict[str, Any], accepted: tuple[str, ...]) -> None:

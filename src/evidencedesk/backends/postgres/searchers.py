@@ -147,7 +147,13 @@ class PgBM25Searcher:
     def identity(self) -> dict[str, Any]:
         """What makes two BM25 indexes over the same chunks interchangeable (the embedded searcher's keys)."""
         enc = self.store.encoder
-        return {"method": self.name, "k1": enc.k1, "b": enc.b, "tokenizer": enc.tokenizer.to_dict()}
+        return {
+            "method": self.name,
+            "k1": enc.k1,
+            "b": enc.b,
+            "tokenizer": enc.tokenizer.to_dict(),
+            "contextual": enc.contextual,
+        }
 
     def search(self, query: str, k: int = 10, scope: Scope | None = None) -> list[Candidate]:
         k = check_k(k)
@@ -268,7 +274,8 @@ class PgDenseSearcher:
     selective scope still yields k rows (``ef_search`` and ``max_scan_tuples`` bound the walk);
     when the walk still ends short of k rows, an exact search answers instead (``fallback``).
     ``mode="exact"`` scores every allowed row. Creating the searcher embeds the chunks that have
-    no vector yet (through ``cache_path`` or the store's cache).
+    no vector yet (through ``cache_path`` or the store's cache), after its context line when
+    ``contextual``; a store embedded with the other setting is embedded again.
     """
 
     name = "dense"
@@ -283,6 +290,7 @@ class PgDenseSearcher:
         max_scan_tuples: int = 20_000,
         fallback: bool = True,
         batch_size: int = 32,
+        contextual: bool = False,
     ) -> None:
         if not isinstance(store, PgStore):
             raise ValueError(f"store: expected a PgStore, got {type(store).__name__}")
@@ -299,14 +307,15 @@ class PgDenseSearcher:
         self.max_scan_tuples = max_scan_tuples
         self.fallback = fallback
         self.last_path = ""  # which path answered the last search: "hnsw", "exact" or "exact-fallback"
-        store.ensure_vectors(self.embedder, cache_path, batch_size)
+        self.contextual = bool(contextual)
+        store.ensure_vectors(self.embedder, cache_path, batch_size, self.contextual)
 
     def identity(self) -> dict[str, Any]:
         return {
             "method": self.name,
             "embedder": self.embedder.name,
             "dim": self.embedder.dim,
-            "contextual": False,
+            "contextual": self.contextual,
             "ann": self.mode == "hnsw",
         }
 
@@ -351,7 +360,8 @@ class PgDenseSearcher:
     def _check_model(self, conn: psycopg.Connection) -> None:
         row = conn.execute("SELECT value FROM settings WHERE key = 'vectors'").fetchone()
         model = row[0] if row else None
-        if model != {"model": self.embedder.name, "dim": self.embedder.dim}:
+        wanted = {"model": self.embedder.name, "dim": self.embedder.dim, "contextual": self.contextual}
+        if model is None or {"contextual": False, **model} != wanted:
             raise ValueError(
                 f"the store holds vectors of {model} but this searcher embeds with {self.embedder.name} "
                 f"(dim {self.embedder.dim}); create the searcher again to re-embed the store"

@@ -47,8 +47,9 @@ def _tidy(conn: psycopg.Connection) -> None:
 class PgStore(StoreBase):
     """A store in schema ``schema`` of the PostgreSQL database at ``url`` (created and migrated if needed).
 
-    ``tokenizer``, ``k1`` and ``b`` set the BM25 side; left None, the store keeps what it was built
-    with (the defaults for a new store). A change re-tokenises or re-encodes the stored chunks.
+    ``tokenizer``, ``k1``, ``b`` and ``contextual`` (index each chunk after its ``title > heading path``
+    line) set the BM25 side; left None, the store keeps what it was built with (the defaults for a new
+    store). A change re-tokenises or re-encodes the stored chunks.
     ``embedder``: when given, every write also embeds new chunks (through ``cache_path``); a store
     that already holds vectors keeps them current with the model it names, even without one.
     ``replicas``: URLs of read-only streaming replicas of this database (or ``?replicas=HOST:PORT,...``
@@ -68,6 +69,7 @@ class PgStore(StoreBase):
         tokenizer: Tokenizer | None = None,
         k1: float | None = None,
         b: float | None = None,
+        contextual: bool | None = None,
         embedder: Embedder | None = None,
         cache_path: str | Path | None = None,
         min_size: int = 1,
@@ -99,8 +101,8 @@ class PgStore(StoreBase):
                 self.reads.replicas.append(open_read_pool(replica, schema, min_size, max_size, timeout))
             self.reads = ReadRouter(self.pool, self.reads.replicas)
             self.encoder = self._stored_encoder()
-            if self._bm25_wanted(tokenizer, k1, b).identity() != self.encoder.identity():
-                self.configure_bm25(tokenizer, k1, b)
+            if self._bm25_wanted(tokenizer, k1, b, contextual).identity() != self.encoder.identity():
+                self.configure_bm25(tokenizer, k1, b, contextual)
         except BaseException:
             self.close()
             raise
@@ -134,25 +136,27 @@ class PgStore(StoreBase):
                 writer = Writer(conn, self.encoder)
                 result = work(writer)
                 writer.encode()
-                embedder = self._vector_embedder(writer)
-                if embedder is not None:
-                    writer.fill_vectors(embedder, self._cache)
+                vectors = self._vector_embedder(writer)
+                if vectors is not None:
+                    writer.fill_vectors(vectors[0], self._cache, contextual=vectors[1])
                     writer.ensure_hnsw()
             if writer.rewrote:  # other writes leave few dead rows: autovacuum's pace is enough
                 _tidy(conn)
             return result
 
-    def _vector_embedder(self, writer: Writer) -> Embedder | None:
+    def _vector_embedder(self, writer: Writer) -> tuple[Embedder, bool] | None:
+        """The embedder (and whether it embeds contextual text) that keeps the stored vectors current."""
         row = writer.conn.execute("SELECT value FROM settings WHERE key = 'vectors'").fetchone()
+        contextual = bool(row[0].get("contextual", False)) if row is not None else False
         if self.embedder is not None:
-            writer.configure_vectors(self.embedder.name, self.embedder.dim)
-            return self.embedder
+            writer.configure_vectors(self.embedder.name, self.embedder.dim, contextual)
+            return self.embedder, contextual
         if row is None:
             return None
         name = row[0]["model"]
         if name not in self._embedders:
             self._embedders[name] = embedder_from_name(name)
-        return self._embedders[name]
+        return self._embedders[name], contextual
 
     def upsert(self, items: Iterable[tuple[Document, Sequence[Chunk]]], chunking_hash: str = "") -> int:
         """Store each document with exactly the given chunks, replacing any stored version; returns chunks written."""
@@ -178,27 +182,40 @@ class PgStore(StoreBase):
         return self._write(lambda writer: writer.delete(ids))
 
     def configure_bm25(
-        self, tokenizer: Tokenizer | None = None, k1: float | None = None, b: float | None = None
+        self,
+        tokenizer: Tokenizer | None = None,
+        k1: float | None = None,
+        b: float | None = None,
+        contextual: bool | None = None,
     ) -> None:
-        """Change the BM25 settings: a new tokenizer re-tokenises every chunk, new k1/b re-encode the weights."""
-        new = self._bm25_wanted(tokenizer, k1, b)
+        """Change the BM25 settings: a new tokenizer or contextual setting re-tokenises every chunk, new k1/b
+        re-encode the weights."""
+        new = self._bm25_wanted(tokenizer, k1, b, contextual)
         with self.pool.connection() as conn:
             with conn.transaction():
                 lock(conn, self.schema)
                 writer = Writer(conn, new)
-                if new.tokenizer != self.encoder.tokenizer:
+                if new.tokenizer != self.encoder.tokenizer or new.contextual != self.encoder.contextual:
                     writer.retokenize()
                 conn.execute("UPDATE bm25_stats SET tokenizer = %s", (Jsonb(new.tokenizer.to_dict()),))
+                conn.execute(
+                    "INSERT INTO settings (key, value) VALUES ('bm25_contextual', %s)"
+                    " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                    (Jsonb(new.contextual),),
+                )
                 writer.encode(force=True)
             _tidy(conn)
         self.encoder = new
 
-    def _bm25_wanted(self, tokenizer: Tokenizer | None, k1: float | None, b: float | None) -> BM25Encoder:
+    def _bm25_wanted(
+        self, tokenizer: Tokenizer | None, k1: float | None, b: float | None, contextual: bool | None = None
+    ) -> BM25Encoder:
         """The stored BM25 settings with the given ones put in their place."""
         return BM25Encoder(
             tokenizer or self.encoder.tokenizer,
             k1 if k1 is not None else self.encoder.k1,
             b if b is not None else self.encoder.b,
+            contextual if contextual is not None else self.encoder.contextual,
         )
 
     def _stored_encoder(self) -> BM25Encoder:
@@ -209,10 +226,18 @@ class PgStore(StoreBase):
             tokenizer = Tokenizer.from_dict(row[0]) if row[0] is not None else Tokenizer()
             if row[0] is None:
                 conn.execute("UPDATE bm25_stats SET tokenizer = %s", (Jsonb(tokenizer.to_dict()),))
-            return BM25Encoder(tokenizer, row[1], row[2])
+            flag = conn.execute("SELECT value FROM settings WHERE key = 'bm25_contextual'").fetchone()
+            return BM25Encoder(tokenizer, row[1], row[2], bool(flag[0]) if flag is not None else False)
 
-    def ensure_vectors(self, embedder: Embedder, cache_path: str | Path | None = None, batch_size: int = 32) -> int:
-        """Make the store hold ``embedder``'s vectors for every chunk (switching models re-embeds everything).
+    def ensure_vectors(
+        self,
+        embedder: Embedder,
+        cache_path: str | Path | None = None,
+        batch_size: int = 32,
+        contextual: bool = False,
+    ) -> int:
+        """Make the store hold ``embedder``'s vectors for every chunk, of its text after its context line when
+        ``contextual`` (switching models or text re-embeds everything).
 
         Returns how many chunks were embedded now (0 when the store was complete).
         """
@@ -222,8 +247,8 @@ class PgStore(StoreBase):
                 with conn.transaction():
                     lock(conn, self.schema)
                     writer = Writer(conn, self.encoder)
-                    writer.configure_vectors(embedder.name, embedder.dim)
-                    done = writer.fill_vectors(embedder, cache, batch_size)
+                    writer.configure_vectors(embedder.name, embedder.dim, contextual)
+                    done = writer.fill_vectors(embedder, cache, batch_size, contextual)
                     writer.ensure_hnsw()
                 if done:
                     _tidy(conn)
@@ -240,7 +265,7 @@ class PgStore(StoreBase):
         return pg_searcher(method, self, **params)
 
     def vector_model(self) -> dict[str, Any] | None:
-        """``{"model", "dim"}`` of the vectors the store holds, or None."""
+        """``{"model", "dim", "contextual"}`` of the vectors the store holds, or None."""
         rows = self._rows("SELECT value FROM settings WHERE key = 'vectors'")
         return dict(rows[0]["value"]) if rows else None
 

@@ -29,9 +29,10 @@ from evidencedesk.backends.postgres.rows import (
     document_row,
     scope_values,
 )
-from evidencedesk.documents import Chunk, Document
+from evidencedesk.documents import Chunk, Document, Location
 from evidencedesk.index.embedders import Embedder
 from evidencedesk.index.embedding_cache import EmbeddingCache, embed_cached
+from evidencedesk.retrieval.contextual import index_text
 from evidencedesk.store.rows import CHUNK_COLUMNS, DOCUMENT_COLUMNS
 
 Item = tuple[Document, Sequence[Chunk]]
@@ -123,7 +124,7 @@ class Writer:
     def add_terms(self, chunks: Sequence[Chunk]) -> None:
         """The BM25 rows of ``chunks``, their weights encoded at the store's encoded avgdl (see ``bm25_drift``);
         left NULL for ``encode`` when every row is due for re-encoding anyway. Written by binary COPY."""
-        counts = [self.encoder.counts(c.text, c.metadata.lang) for c in chunks]
+        counts = [self.encoder.chunk_counts(c) for c in chunks]
         ids = self.vocab.lookup({t for tc in counts for t in tc.tf})
         avgdl = self._encoding_avgdl(len(counts), sum(tc.length for tc in counts))
         sizes = np.array([len(tc.tf) for tc in counts], dtype=np.int64)
@@ -204,27 +205,32 @@ class Writer:
                 self.add_terms([chunk_from_record(r) for r in batch])
 
     # -- dense vectors -------------------------------------------------------------------------------
-    def configure_vectors(self, model: str, dim: int) -> bool:
-        """Make ``chunk_vectors`` hold ``model``'s vectors; returns True when it was reset for a new model."""
+    def configure_vectors(self, model: str, dim: int, contextual: bool = False) -> bool:
+        """Make ``chunk_vectors`` hold ``model``'s vectors of the chunks' text (after their context line when
+        ``contextual``); returns True when it was reset for a new model or text."""
         row = self.conn.execute("SELECT value FROM settings WHERE key = 'vectors'").fetchone()
-        if row is not None and row[0] == {"model": model, "dim": dim}:
+        wanted = {"model": model, "dim": dim, "contextual": bool(contextual)}
+        if row is not None and {"contextual": False, **row[0]} == wanted:
             return False
         self.conn.execute("TRUNCATE chunk_vectors")
         self.conn.execute("DROP INDEX IF EXISTS chunk_vectors_hnsw")
         self.conn.execute(f"ALTER TABLE chunk_vectors ALTER COLUMN embedding TYPE vector({int(dim)})")
         self.conn.execute(
             "INSERT INTO settings (key, value) VALUES ('vectors', %s) ON CONFLICT (key) DO UPDATE SET value = %s",
-            (Jsonb({"model": model, "dim": dim}),) * 2,
+            (Jsonb(wanted),) * 2,
         )
         return True
 
-    def fill_vectors(self, embedder: Embedder, cache: EmbeddingCache | None, batch_size: int = 32) -> int:
-        """Embed every chunk that has no vector yet (through ``cache``); returns how many were embedded."""
+    def fill_vectors(
+        self, embedder: Embedder, cache: EmbeddingCache | None, batch_size: int = 32, contextual: bool = False
+    ) -> int:
+        """Embed every chunk that has no vector yet (through ``cache``), after its context line when
+        ``contextual``; returns how many were embedded."""
         done, last = 0, ""
         while True:
             rows = self.conn.execute(
-                "SELECT c.id, c.text, c.doc_id, c.status, c.audience, c.lang, c.tenant, c.valid_from, c.valid_to"
-                " FROM chunks c WHERE c.id > %s"
+                "SELECT c.id, c.text, c.doc_id, c.status, c.audience, c.lang, c.tenant, c.valid_from, c.valid_to,"
+                " c.heading_path, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id > %s"
                 " AND NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id)"
                 " ORDER BY c.id LIMIT %s",
                 (last, FILL_BATCH),
@@ -232,11 +238,15 @@ class Writer:
             if not rows:
                 break
             last = rows[-1][0]
-            vectors = embed_cached(embedder, [r[1] for r in rows], cache, batch_size=batch_size)
+            texts = [
+                index_text(Chunk(r[0], r[2], r[1], location=Location.from_stored(r[9], 0, 0), title=r[10]), contextual)
+                for r in rows
+            ]
+            vectors = embed_cached(embedder, texts, cache, batch_size=batch_size)
             vectors = np.ascontiguousarray(vectors, dtype=np.float32)
             copy_rows(
                 self.conn, "chunk_vectors", _VECTOR_COLUMNS, ("text", *SCOPE_TYPES, "vector"),
-                [(r[0], *r[2:], v) for r, v in zip(rows, vectors, strict=True)],
+                [(r[0], *r[2:9], v) for r, v in zip(rows, vectors, strict=True)],
             )  # fmt: skip
             done += len(rows)
         return done
