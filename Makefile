@@ -29,7 +29,7 @@ $(BASE): pyproject.toml
 # llama.cpp + SmolLM2 (built from source, about 5 minutes the first time), Chromium for browser tests.
 $(FULL): $(BASE) scripts/install-llm.sh
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev,rerank,postgres]'
+	$(PY) -m pip install --quiet -e '.[dev,rerank,postgres,office]'
 	bash scripts/install-llm.sh
 	bash scripts/install-chromium.sh
 	touch $(FULL)
