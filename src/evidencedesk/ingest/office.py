@@ -3,13 +3,17 @@ and Markdown text built page by page (a slide, a sheet) whose sections carry the
 
 from __future__ import annotations
 
+import importlib
+import io
 import re
+import zipfile
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from typing import Any
 
 from evidencedesk.documents import Section
+from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.sections import headings, sections
 
 _MARKDOWN_START = re.compile(r"^(#|```|~~~|>|[-+*]\s|\d{1,9}[.)]\s|[=]{3,}\s*$|[-*_]{3,}\s*$|\|)")
@@ -72,3 +76,20 @@ def paged_text(pages: Sequence[Sequence[str]]) -> tuple[str, tuple[Section, ...]
         k = bisect_right(starts, sec.first_line - 1) - 1
         out.append(Section(sec.heading_path, sec.first_line, sec.last_line, numbers[max(k, 0)]))
     return text, tuple(out)
+
+
+def open_office_file(raw: bytes, rel: str, module: str, what: str, opener: Callable[[Any, io.BytesIO], Any]) -> Any:
+    """``opener(library, file)`` on ``raw``, with ``module`` (python-pptx, openpyxl) imported first.
+
+    A missing library or a file it cannot read is an IngestError naming ``rel`` and the reason.
+    """
+    try:
+        library = importlib.import_module(module)
+    except ImportError:
+        raise IngestError(rel, f"reading this file needs {module}: install evidencedesk[office]") from None
+    try:
+        return opener(library, io.BytesIO(raw))
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
+        raise IngestError(rel, f"not a readable {what}: {exc}") from None
+    except Exception as exc:  # the libraries raise their own types (PackageNotFoundError, ...) on broken files
+        raise IngestError(rel, f"not a readable {what}: {type(exc).__name__}: {exc}") from None

@@ -12,8 +12,6 @@ python-pptx is the optional ``office`` extra; without it a .pptx file fails alon
 
 from __future__ import annotations
 
-import io
-import zipfile
 from collections.abc import Iterator, Mapping
 from pathlib import PurePosixPath
 from typing import Any
@@ -21,7 +19,14 @@ from typing import Any
 from evidencedesk.documents import Document
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.metadata import declared
-from evidencedesk.ingest.office import core_properties, escape, markdown_table, paged_text, squash
+from evidencedesk.ingest.office import (
+    core_properties,
+    escape,
+    markdown_table,
+    open_office_file,
+    paged_text,
+    squash,
+)
 from evidencedesk.ingest.raw import content_hash, doc_id_from_path
 
 
@@ -73,16 +78,7 @@ def slide_blocks(slide: Any, number: int) -> list[str]:
 def parse_pptx(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) -> Document:
     """Parse a PowerPoint file's bytes; ``rel`` is its path relative to the ingested folder, ``fields``
     metadata declared outside the file (it wins over the document properties)."""
-    try:
-        import pptx
-    except ImportError:
-        raise IngestError(rel, "reading .pptx files needs python-pptx: install evidencedesk[office]") from None
-    try:
-        deck = pptx.Presentation(io.BytesIO(raw))
-    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise IngestError(rel, f"not a readable PowerPoint file: {exc}") from None
-    except Exception as exc:  # python-pptx raises its own types (PackageNotFoundError...) on broken files
-        raise IngestError(rel, f"not a readable PowerPoint file: {type(exc).__name__}: {exc}") from None
+    deck = open_office_file(raw, rel, "pptx", "PowerPoint file", lambda lib, f: lib.Presentation(f))
     pages = [slide_blocks(slide, n) for n, slide in enumerate(deck.slides, start=1)]
     text, found = paged_text(pages)
     if not any(len(blocks) > 1 for blocks in pages):

@@ -12,8 +12,6 @@ openpyxl is the optional ``office`` extra; without it an .xlsx file fails alone 
 
 from __future__ import annotations
 
-import io
-import zipfile
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime, time
 from pathlib import PurePosixPath
@@ -22,7 +20,7 @@ from typing import Any
 from evidencedesk.documents import Document
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.metadata import declared
-from evidencedesk.ingest.office import core_properties, markdown_table, paged_text, squash
+from evidencedesk.ingest.office import core_properties, markdown_table, open_office_file, paged_text, squash
 from evidencedesk.ingest.raw import content_hash, doc_id_from_path
 
 
@@ -56,16 +54,9 @@ def sheet_rows(rows: Iterable[Iterable[Any]]) -> list[list[str]]:
 def parse_xlsx(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) -> Document:
     """Parse an Excel workbook's bytes; ``rel`` is its path relative to the ingested folder, ``fields``
     metadata declared outside the file (it wins over the document properties)."""
-    try:
-        import openpyxl
-    except ImportError:
-        raise IngestError(rel, "reading .xlsx files needs openpyxl: install evidencedesk[office]") from None
-    try:
-        book = openpyxl.load_workbook(io.BytesIO(raw), read_only=True, data_only=True)
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
-        raise IngestError(rel, f"not a readable Excel workbook: {exc}") from None
-    except Exception as exc:  # openpyxl raises its own types on broken files
-        raise IngestError(rel, f"not a readable Excel workbook: {type(exc).__name__}: {exc}") from None
+    book = open_office_file(
+        raw, rel, "openpyxl", "Excel workbook", lambda lib, f: lib.load_workbook(f, read_only=True, data_only=True)
+    )
     try:
         pages: list[list[str]] = []
         for sheet in book.worksheets:
