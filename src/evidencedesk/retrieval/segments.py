@@ -32,9 +32,9 @@ from evidencedesk.index.bm25_segment import SegmentBM25, save_segment_bm25
 from evidencedesk.index.counts import TermCounts
 from evidencedesk.index.dense import DenseIndex
 from evidencedesk.index.string_table import StringTable, load_mapped, write_strings
+from evidencedesk.retrieval.contextual import index_text
 from evidencedesk.retrieval.rows import COLUMNS, RowMasks, id_ranks
 from evidencedesk.retrieval.scope import Scope
-from evidencedesk.retrieval.contextual import index_text
 from evidencedesk.text.tokenizer import Tokenizer
 
 SEGMENT_META = "segment.json"
