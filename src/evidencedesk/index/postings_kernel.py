@@ -4,9 +4,9 @@ NumPy needs a dozen array passes per query (concatenate, bincount over every row
 nonzero), each with its own call overhead; on a small index that overhead is most of a query's
 cost, and on a large one the passes over every row are. This kernel (compiled by numba on first
 use, cached on disk) reads only the query terms' postings, accumulates into a scratch array that it
-leaves zeroed again, and keeps the best k in a binary heap. Ties are broken as ``top_k`` breaks
-them: the lower ``tie`` key wins. Sums are made in the same order as NumPy's (term by term), so the
-scores are bit-for-bit those of ``Postings.accumulate``.
+leaves zeroed again, and keeps the best k in a binary heap, sorted best first before it returns.
+Ties are broken as ``top_k`` breaks them: the lower ``tie`` key wins. Sums are made in the same
+order as NumPy's (term by term), so the scores are bit-for-bit those of ``Postings.accumulate``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 _local = threading.local()  # per thread: scratch arrays, grown to the largest index seen
+_NO_MASK = np.ones(1, dtype=bool)  # passed (and never read) when every row is allowed
 
 
 def _compile() -> Any:
@@ -91,7 +92,12 @@ def _compile() -> Any:
                 h_r[0] = r
                 h_t[0] = tr
                 sift_down(h_s, h_r, h_t, size, 0)
-        return h_r, h_s
+        for end in range(m - 1, 0, -1):  # heap sort: the worst goes last, so the rows end up best first
+            h_s[0], h_s[end] = h_s[end], h_s[0]
+            h_r[0], h_r[end] = h_r[end], h_r[0]
+            h_t[0], h_t[end] = h_t[end], h_t[0]
+            sift_down(h_s, h_r, h_t, end, 0)
+        return h_r[:m], h_s[:m]
 
     return best_rows
 
@@ -132,10 +138,11 @@ def best_rows(
     ties by ``tie[row]`` ascending. ``term_ids`` must be distinct."""
     acc, touched = _scratch(n_rows)
     terms = np.asarray(term_ids, dtype=np.int64)
-    mask = allowed if allowed is not None else np.ones(1, dtype=bool)
-    got_rows, got_scores = kernel()(indptr, rows, scores, terms, k, tie, mask, allowed is not None, acc, touched)
-    order = np.lexsort((tie[got_rows], -got_scores))
-    return got_rows[order], got_scores[order]
+    mask = allowed if allowed is not None else _NO_MASK
+    found: tuple[np.ndarray, np.ndarray] = (_kernel or kernel())(
+        indptr, rows, scores, terms, k, tie, mask, allowed is not None, acc, touched
+    )
+    return found
 
 
 __all__ = ["best_rows", "kernel"]
