@@ -26,6 +26,7 @@ from numbers import Real
 import numpy as np
 
 from evidencedesk.index.counts import TermCounts
+from evidencedesk.index.postings_kernel import best_rows  # numba itself is imported on first use
 
 _CACHED_VIEWS = 8
 _SAMPLE = 256  # rows sampled for the floor under the best scores
@@ -91,8 +92,6 @@ class Postings:
         """The best ``k`` rows holding a term (allowed only), best first, ties by ``tie[row]``: what
         ``top_k`` over ``accumulate`` gives, summed and selected in one compiled pass over the
         postings of the distinct ``term_ids`` (see ``postings_kernel``)."""
-        from evidencedesk.index.postings_kernel import best_rows
-
         return best_rows(self.indptr, self.rows, self.scores, term_ids, n_rows, k, tie, allowed)
 
 
