@@ -36,10 +36,11 @@ def test_serve_answers_over_http(kestrel_store: Path, tmp_path: Path) -> None:
                     break
             except httpx.TransportError:
                 time.sleep(0.2)
-        assert httpx.get(f"{url}/documents").status_code == 401
+        # a loaded machine can be slow to answer: the limit here is for a hung service, not a speed check
+        assert httpx.get(f"{url}/documents", timeout=60).status_code == 401
         query = "How long is the frame warranty?"
         body = {"query": query, "method": "bm25"}
-        r = httpx.post(f"{url}/search", json=body, headers={"X-API-Key": PUBLIC_KEY})
+        r = httpx.post(f"{url}/search", json=body, headers={"X-API-Key": PUBLIC_KEY}, timeout=60)
         cli = CliRunner().invoke(app, ["search", query, "--store", str(kestrel_store), "--method", "bm25", "--json"])
         assert r.status_code == 200 and r.json() == json.loads(cli.stdout) and r.json()
     finally:
@@ -57,3 +58,22 @@ def test_serve_rejects_bad_options(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "exactly one of key" in result.stderr
     result = runner.invoke(app, ["serve", "--store", str(tmp_path / "s"), "--port", "70000"])
     assert result.exit_code == 2 and "--port" in result.stderr
+
+
+def test_service_compiles_the_search_kernel_before_its_first_request(kestrel_store: Path) -> None:
+    # in a fresh process, so that no earlier test has compiled it already
+    script = f"""
+from fastapi.testclient import TestClient
+from evidencedesk.index import postings_kernel
+from evidencedesk.server.app import create_app
+from evidencedesk.config import Settings
+from evidencedesk.server.settings import ServiceSettings
+from evidencedesk.server.state import ServiceState
+state = ServiceState({str(kestrel_store)!r}, Settings(), ServiceSettings())
+assert postings_kernel._kernel is None
+with TestClient(create_app(state)):
+    print(postings_kernel._kernel is not None)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"

@@ -2,11 +2,12 @@
 
 NumPy needs a dozen array passes per query (concatenate, bincount over every row, a partition, a
 nonzero), each with its own call overhead; on a small index that overhead is most of a query's
-cost, and on a large one the passes over every row are. This kernel (compiled by numba on first
-use, cached on disk) reads only the query terms' postings, accumulates into a scratch array that it
-leaves zeroed again, and keeps the best k in a binary heap, sorted best first before it returns.
-Ties are broken as ``top_k`` breaks them: the lower ``tie`` key wins. Sums are made in the same
-order as NumPy's (term by term), so the scores are bit-for-bit those of ``Postings.accumulate``.
+cost, and on a large one the passes over every row are. This kernel (in ``postings_jit``, compiled
+by numba on first use and cached on disk) reads only the query terms' postings, accumulates into a
+scratch array that it leaves zeroed again, and keeps the best k in a binary heap, sorted best
+first before it returns. Ties are broken as ``top_k`` breaks them: the lower ``tie`` key wins.
+Sums are made in the same order as NumPy's (term by term), so the scores are bit-for-bit those of
+``Postings.accumulate``.
 """
 
 from __future__ import annotations
@@ -22,84 +23,9 @@ _NO_MASK = np.ones(1, dtype=bool)  # passed (and never read) when every row is a
 
 
 def _compile() -> Any:
-    from numba import njit
+    from evidencedesk.index.postings_jit import best_rows as compiled
 
-    @njit(cache=True, nogil=True)
-    def worse(s_a: float, t_a: int, s_b: float, t_b: int) -> bool:
-        """Whether (score a, tie a) ranks below (score b, tie b)."""
-        return s_a < s_b or (s_a == s_b and t_a > t_b)
-
-    @njit(cache=True, nogil=True)
-    def sift_down(h_s: Any, h_r: Any, h_t: Any, size: int, i: int) -> None:
-        while True:
-            low = i
-            left = 2 * i + 1
-            right = left + 1
-            if left < size and worse(h_s[left], h_t[left], h_s[low], h_t[low]):
-                low = left
-            if right < size and worse(h_s[right], h_t[right], h_s[low], h_t[low]):
-                low = right
-            if low == i:
-                return
-            h_s[i], h_s[low] = h_s[low], h_s[i]
-            h_r[i], h_r[low] = h_r[low], h_r[i]
-            h_t[i], h_t[low] = h_t[low], h_t[i]
-            i = low
-
-    @njit(cache=True, nogil=True)
-    def best_rows(
-        indptr: Any,
-        rows: Any,
-        scores: Any,
-        terms: Any,
-        k: int,
-        tie: Any,
-        allowed: Any,
-        use_mask: bool,
-        acc: Any,
-        touched: Any,
-    ) -> tuple[Any, Any]:
-        n = 0
-        for t in terms:
-            for p in range(indptr[t], indptr[t + 1]):
-                r = rows[p]
-                if use_mask and not allowed[r]:
-                    continue
-                if acc[r] == 0.0:  # every posting scores > 0: zero means not reached yet
-                    touched[n] = r
-                    n += 1
-                acc[r] += scores[p]
-        size = min(k, n)
-        h_s = np.empty(size, np.float64)
-        h_r = np.empty(size, np.int64)
-        h_t = np.empty(size, np.int64)
-        m = 0
-        for j in range(n):
-            r = touched[j]
-            s = acc[r]
-            acc[r] = 0.0
-            tr = tie[r]
-            if m < size:  # fill, then heapify once full
-                h_s[m] = s
-                h_r[m] = r
-                h_t[m] = tr
-                m += 1
-                if m == size:
-                    for i in range(size // 2 - 1, -1, -1):
-                        sift_down(h_s, h_r, h_t, size, i)
-            elif worse(h_s[0], h_t[0], s, tr):  # better than the worst kept: replace it
-                h_s[0] = s
-                h_r[0] = r
-                h_t[0] = tr
-                sift_down(h_s, h_r, h_t, size, 0)
-        for end in range(m - 1, 0, -1):  # heap sort: the worst goes last, so the rows end up best first
-            h_s[0], h_s[end] = h_s[end], h_s[0]
-            h_r[0], h_r[end] = h_r[end], h_r[0]
-            h_t[0], h_t[end] = h_t[end], h_t[0]
-            sift_down(h_s, h_r, h_t, end, 0)
-        return h_r[:m], h_s[:m]
-
-    return best_rows
+    return compiled
 
 
 _kernel: Any = None
@@ -145,4 +71,18 @@ def best_rows(
     return found
 
 
-__all__ = ["best_rows", "kernel"]
+def warm() -> None:
+    """Compile (or load from numba's cache) the kernel now, with the array types searches pass, so
+    that the first search does not wait for it: a service calls this before it takes requests."""
+    best_rows(
+        np.array([0, 1], dtype=np.int64),
+        np.array([0], dtype=np.int32),
+        np.array([1.0]),
+        [0],
+        1,
+        1,
+        np.zeros(1, dtype=np.int64),
+    )
+
+
+__all__ = ["best_rows", "kernel", "warm"]

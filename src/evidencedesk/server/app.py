@@ -21,6 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from evidencedesk.config import Settings
+from evidencedesk.index.postings_kernel import warm as warm_kernel
 from evidencedesk.server import routes_eval, routes_ingest, routes_lab, routes_ops, routes_query, routes_records
 from evidencedesk.server.limits import JsonTooLarge, upload_limit
 from evidencedesk.server.settings import ServiceSettings, no_keys_file
@@ -41,6 +42,7 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        warm_kernel()  # compiled (or loaded from numba's cache) before the first request, not during it
         yield
         if close_on_shutdown:
             state.close()
