@@ -48,7 +48,7 @@ from machine_info import machine, replace_section
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
 SECTION = "## Defaults against their alternatives"
-DEPTH = 100
+DEPTH = 200
 EVERYTHING = Scope.everything()
 
 TOKENIZERS = {
@@ -63,6 +63,7 @@ FUSIONS: dict[str, dict[str, Any]] = {
     "normalized 0.5/0.5, depth 20": {"method": "normalized", "w": 0.5, "depth": 20},
     "normalized 0.5/0.5, depth 50": {"method": "normalized", "w": 0.5, "depth": 50},
     "normalized 0.5/0.5, depth 100": {"method": "normalized", "w": 0.5, "depth": 100},
+    "normalized 0.5/0.5, depth 200": {"method": "normalized", "w": 0.5, "depth": 200},
     "normalized 0.4/0.6, depth 50": {"method": "normalized", "w": 0.4, "depth": 50},
     "normalized 0.6/0.4, depth 50": {"method": "normalized", "w": 0.6, "depth": 50},
     "normalized 0.7/0.3, depth 50": {"method": "normalized", "w": 0.7, "depth": 50},

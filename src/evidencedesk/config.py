@@ -41,7 +41,7 @@ class ChunkerSettings(_Strict):
 
 class LegSettings(_Strict):
     method: Literal["bm25", "tfidf", "lsa", "dense"]
-    depth: int = Field(50, ge=1, le=10_000)
+    depth: int = Field(100, ge=1, le=10_000)
     k1: float = Field(1.5, gt=0)
     b: float = Field(0.75, ge=0, le=1)
     # BM25: Snowball stemming and stopword removal in each chunk's own language, measured best on SciFact's

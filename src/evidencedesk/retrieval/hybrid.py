@@ -17,7 +17,7 @@ from evidencedesk.retrieval.fusion import FUSIONS, RRF_K, normalized_fusion, rrf
 from evidencedesk.retrieval.row_searcher import check_k
 from evidencedesk.retrieval.scope import Scope
 
-DEFAULT_DEPTH = 50
+DEFAULT_DEPTH = 100
 
 
 class HybridSearcher:
