@@ -16,25 +16,30 @@ RRF_K = 60  # Cormack, Clarke and Buettcher (2009)
 
 
 class _Pool:
-    """Every chunk seen in the lists, its parts and its best rank."""
+    """Every chunk seen in the lists, its parts (source, rank, score) and its best rank. The parts
+    become ``Part`` records only for the chunks that make the fused top."""
 
     def __init__(self, lists: Sequence[Sequence[Candidate]]) -> None:
         self.chunks: dict[str, Chunk] = {}
-        self.parts: dict[str, list[Part]] = {}
+        self.parts: dict[str, list[tuple[str, int, float]]] = {}
         self.best: dict[str, int] = {}
         for lst in lists:
             for rank, cand in enumerate(lst, 1):  # rank = 1-based index in this list (scores are ignored)
                 cid = cand.chunk.id
-                self.chunks.setdefault(cid, cand.chunk)
-                self.parts.setdefault(cid, []).append(Part(cand.source, rank, float(cand.score)))
-                self.best[cid] = min(self.best.get(cid, rank), rank)
+                if cid in self.chunks:
+                    self.parts[cid].append((cand.source, rank, float(cand.score)))
+                    self.best[cid] = min(self.best[cid], rank)
+                else:
+                    self.chunks[cid] = cand.chunk
+                    self.parts[cid] = [(cand.source, rank, float(cand.score))]
+                    self.best[cid] = rank
 
     def ranked(self, totals: dict[str, Fraction] | dict[str, float], top: int | None, source: str) -> list[Candidate]:
         order = sorted(totals, key=lambda cid: (-totals[cid], self.best[cid], cid))
         if top is not None:
             order = order[:top]
         return [
-            Candidate(self.chunks[cid], float(totals[cid]), n, source, tuple(self.parts[cid]))
+            Candidate(self.chunks[cid], float(totals[cid]), n, source, tuple(Part(*p) for p in self.parts[cid]))
             for n, cid in enumerate(order, 1)
         ]
 
@@ -56,7 +61,9 @@ def rrf(
         raise ValueError(f"k: must be an integer >= 0, got {k!r}")
     _check_top(top)
     pool = _Pool(lists)
-    totals = {cid: sum((Fraction(1, k + p.rank) for p in parts), Fraction(0)) for cid, parts in pool.parts.items()}
+    totals = {
+        cid: sum((Fraction(1, k + rank) for _, rank, _ in parts), Fraction(0)) for cid, parts in pool.parts.items()
+    }
     return pool.ranked(totals, top, source)
 
 
