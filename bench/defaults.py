@@ -178,7 +178,7 @@ def kestrel(root: Path, work: Path) -> Bench:
 
 
 # -- measuring -----------------------------------------------------------------------------------------
-E5_SETS = ("kestrel", "squad2-dev")  # SciFact's 5,183 abstracts take hours with e5 on 2 cores
+E5_SETS = ("kestrel", "squad2-dev")  # SciFact's 5,183 abstracts take about an hour with e5 on 2 cores
 METRICS = ("nDCG@10", "hit@5", "recall@5", "nDCG@5", "Bangla recall@5", "docs/s", "ms/query")
 SPEED_TEXTS, SPEED_QUERIES = 64, 30
 
@@ -371,7 +371,7 @@ def write(rows: list[dict[str, Any]], where: str, note: str, args: argparse.Name
             "starts with its title, so the line changes nothing there (its dense row is the default).\n"
             "- not measured here: MiniLM sequence lengths other than 256 (`--lengths 128,256,512` re-embeds each "
             "set per length), and multilingual-e5-small on SciFact (`--e5` runs it on the example corpus and "
-            "squad2-dev: embedding SciFact's 5,183 abstracts with it takes hours on 2 cores).\n\n"
+            "squad2-dev: embedding SciFact's 5,183 abstracts with it takes about an hour on 2 cores).\n\n"
             f"{markdown}\n"
         )
         old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
