@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from evidencedesk.index.bm25 import Postings, PostingsScorer, lucene_idf, sum_postings
+from evidencedesk.index.bm25 import Postings, PostingsScorer, lucene_idf
+from evidencedesk.index.postings_kernel import best_rows_tf
 from evidencedesk.index.string_table import StringTable, load_mapped, write_strings
 
 _ARRAYS = ("indptr", "rows", "tf")
@@ -102,33 +103,24 @@ class SegmentBM25(PostingsScorer):
             self._norms = (key, k1 * (1 - b + b * rel))
         return self._norms[1]
 
-    def hits(
+    def top(
         self,
         columns: Sequence[int],
         idf: Sequence[float],
         k1: float,
         norms: np.ndarray,
+        k: int,
+        tie: np.ndarray,
         allowed: np.ndarray | None,
         key: Hashable | None = None,
-        best: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``(rows, scores)`` of the allowed rows holding a query term (``columns``, with their ``idf``)."""
+        """The best ``k`` allowed rows holding a query term (``columns``, with their ``idf``), best
+        first, ties by ``tie[row]``: scored and selected in one compiled pass (``postings_kernel``),
+        with the in-memory index's arithmetic, ``weight(tf, |d|) * idf``, in its order."""
+        if not columns:
+            return np.empty(0, dtype=np.int64), np.empty(0)
         postings, allowed = self._postings_for(allowed, key)
-        ip = postings.bounds
-        rows_parts: list[np.ndarray] = []
-        score_parts: list[np.ndarray] = []
-        for col, w in zip(columns, idf, strict=True):
-            lo, hi = ip[col], ip[col + 1]
-            if hi <= lo:
-                continue
-            rows, tf = postings.rows[lo:hi], postings.scores[lo:hi]
-            if allowed is not None:
-                keep = allowed[rows]
-                rows, tf = rows[keep], tf[keep]
-            # the in-memory index's expression, in its order: weight(tf, |d|) * idf
-            rows_parts.append(rows)
-            score_parts.append(tf * (k1 + 1) / (tf + norms[rows]) * w)
-        return sum_postings(rows_parts, score_parts, self.n_docs, best)
+        return best_rows_tf(postings.indptr, postings.rows, postings.scores, columns, idf, k1, norms, k, tie, allowed)
 
     def term_ids(self, tokens: Sequence[str]) -> list[int]:
         return [c for c in self.columns(tokens) if c is not None]

@@ -37,28 +37,9 @@ def sift_down(h_s: Any, h_r: Any, h_t: Any, size: int, i: int) -> None:
 
 
 @njit(cache=True, nogil=True)
-def best_rows(
-    indptr: Any,
-    rows: Any,
-    scores: Any,
-    terms: Any,
-    k: int,
-    tie: Any,
-    allowed: Any,
-    use_mask: bool,
-    acc: Any,
-    touched: Any,
-) -> tuple[Any, Any]:
-    n = 0
-    for t in terms:
-        for p in range(indptr[t], indptr[t + 1]):
-            r = rows[p]
-            if use_mask and not allowed[r]:
-                continue
-            if acc[r] == 0.0:  # every posting scores > 0: zero means not reached yet
-                touched[n] = r
-                n += 1
-            acc[r] += scores[p]
+def select(acc: Any, touched: Any, n: int, k: int, tie: Any) -> tuple[Any, Any]:
+    """The best ``k`` of the ``n`` touched rows by ``acc`` (ties: lower ``tie`` first), best first;
+    leaves ``acc`` zeroed."""
     size = min(k, n)
     h_s = np.empty(size, np.float64)
     h_r = np.empty(size, np.int64)
@@ -88,3 +69,65 @@ def best_rows(
         h_t[0], h_t[end] = h_t[end], h_t[0]
         sift_down(h_s, h_r, h_t, end, 0)
     return h_r[:m], h_s[:m]
+
+
+@njit(cache=True, nogil=True)
+def best_rows(
+    indptr: Any,
+    rows: Any,
+    scores: Any,
+    terms: Any,
+    k: int,
+    tie: Any,
+    allowed: Any,
+    use_mask: bool,
+    acc: Any,
+    touched: Any,
+) -> tuple[Any, Any]:
+    """Postings that hold final scores (the in-memory index): sum them per row, keep the best k."""
+    n = 0
+    for t in terms:
+        for p in range(indptr[t], indptr[t + 1]):
+            r = rows[p]
+            if use_mask and not allowed[r]:
+                continue
+            if acc[r] == 0.0:  # every posting scores > 0: zero means not reached yet
+                touched[n] = r
+                n += 1
+            acc[r] += scores[p]
+    return select(acc, touched, n, k, tie)
+
+
+@njit(cache=True, nogil=True)
+def best_rows_tf(
+    indptr: Any,
+    rows: Any,
+    tf: Any,
+    terms: Any,
+    idf: Any,
+    k1_plus_1: float,
+    norms: Any,
+    k: int,
+    tie: Any,
+    allowed: Any,
+    use_mask: bool,
+    acc: Any,
+    touched: Any,
+) -> tuple[Any, Any]:
+    """Postings that hold raw term frequencies (a segment): each posting's BM25 score is made here, as
+    NumPy makes it (``tf * (k1 + 1) / (tf + norm) * idf``, in that order), then summed per row."""
+    n = 0
+    for j in range(len(terms)):
+        t = terms[j]
+        w = idf[j]
+        for p in range(indptr[t], indptr[t + 1]):
+            r = rows[p]
+            if use_mask and not allowed[r]:
+                continue
+            f = np.float64(tf[p])
+            score = f * k1_plus_1 / (f + norms[r]) * w
+            if acc[r] == 0.0:  # every posting scores > 0: zero means not reached yet
+                touched[n] = r
+                n += 1
+            acc[r] += score
+    return select(acc, touched, n, k, tie)

@@ -23,9 +23,9 @@ _NO_MASK = np.ones(1, dtype=bool)  # passed (and never read) when every row is a
 
 
 def _compile() -> Any:
-    from evidencedesk.index.postings_jit import best_rows as compiled
+    from evidencedesk.index import postings_jit
 
-    return compiled
+    return postings_jit
 
 
 _kernel: Any = None
@@ -33,7 +33,7 @@ _kernel_lock = threading.Lock()
 
 
 def kernel() -> Any:
-    """The compiled function (compiled, or loaded from numba's cache, once per process)."""
+    """The module of compiled functions (each compiled, or loaded from numba's cache, once per process)."""
     global _kernel
     if _kernel is None:
         with _kernel_lock:
@@ -65,24 +65,51 @@ def best_rows(
     acc, touched = _scratch(n_rows)
     terms = np.asarray(term_ids, dtype=np.int64)
     mask = allowed if allowed is not None else _NO_MASK
-    found: tuple[np.ndarray, np.ndarray] = (_kernel or kernel())(
+    found: tuple[np.ndarray, np.ndarray] = (_kernel or kernel()).best_rows(
         indptr, rows, scores, terms, k, tie, mask, allowed is not None, acc, touched
     )
     return found
 
 
-def warm() -> None:
-    """Compile (or load from numba's cache) the kernel now, with the array types searches pass, so
-    that the first search does not wait for it: a service calls this before it takes requests."""
-    best_rows(
-        np.array([0, 1], dtype=np.int64),
-        np.array([0], dtype=np.int32),
-        np.array([1.0]),
-        [0],
-        1,
-        1,
-        np.zeros(1, dtype=np.int64),
+def best_rows_tf(
+    indptr: np.ndarray,
+    rows: np.ndarray,
+    tf: np.ndarray,
+    term_ids: Sequence[int],
+    idf: Sequence[float],
+    k1: float,
+    norms: np.ndarray,
+    k: int,
+    tie: np.ndarray,
+    allowed: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The same over postings of raw term frequencies (a segment): each posting scores
+    ``tf * (k1 + 1) / (tf + norms[row]) * idf`` of its term, exactly as NumPy computes it."""
+    acc, touched = _scratch(len(norms))
+    terms = np.asarray(term_ids, dtype=np.int64)
+    weights = np.asarray(idf, dtype=np.float64)
+    mask = allowed if allowed is not None else _NO_MASK
+    found: tuple[np.ndarray, np.ndarray] = (_kernel or kernel()).best_rows_tf(
+        indptr, rows, tf, terms, weights, k1 + 1, norms, k, tie, mask, allowed is not None, acc, touched
     )
+    return found
 
 
-__all__ = ["best_rows", "kernel", "warm"]
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def warm() -> None:
+    """Compile (or load from numba's cache) the kernels now, with the array types searches pass
+    (segments pass read-only memory maps), so that the first search does not wait for them: a
+    service calls this before it takes requests."""
+    indptr, rows, tie = np.array([0, 1], dtype=np.int64), np.array([0], dtype=np.int32), np.zeros(1, dtype=np.int64)
+    best_rows(indptr, rows, np.array([1.0]), [0], 1, 1, tie)
+    best_rows_tf(indptr, rows, np.array([1], dtype=np.int32), [0], [1.0], 1.5, np.ones(1), 1, tie)
+    mapped = [_read_only(a.copy()) for a in (indptr, rows, np.array([1], dtype=np.int32), tie)]
+    best_rows_tf(mapped[0], mapped[1], mapped[2], [0], [1.0], 1.5, np.ones(1), 1, mapped[3])  # a segment's files
+    best_rows_tf(indptr, rows, np.array([1], dtype=np.int32), [0], [1.0], 1.5, np.ones(1), 1, mapped[3])  # filtered
+
+
+__all__ = ["best_rows", "best_rows_tf", "kernel", "warm"]

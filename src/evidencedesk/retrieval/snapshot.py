@@ -34,7 +34,6 @@ from evidencedesk.index.bm25_segment import CorpusStats, query_idf
 from evidencedesk.index.embedders import embed_query
 from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.row_searcher import check_k
-from evidencedesk.retrieval.rows import top_k
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.retrieval.segments import Clock, Segment, SegmentWriter, Vectorize
 from evidencedesk.text.tokenizer import Tokenizer
@@ -230,10 +229,8 @@ class Snapshot:
                 continue
             norms = seg.bm25.norms(self.k1, self.b, stats.avgdl)
             columns_here, idf_here = [c for c, _ in mine], [w for _, w in mine]
-            rows, scores = seg.bm25.hits(columns_here, idf_here, self.k1, norms, allowed, key, k)
-            if len(rows):
-                rows, scores = top_k(rows, scores, k, seg.tie)
-                found += [(float(s), seg.ids[int(r)]) for r, s in zip(rows, scores, strict=True)]
+            rows, scores = seg.bm25.top(columns_here, idf_here, self.k1, norms, k, seg.tie, allowed, key)
+            found += [(float(s), seg.ids[int(r)]) for r, s in zip(rows.tolist(), scores.tolist(), strict=True)]
         return _best(found, k)
 
     def dense(self, vector: np.ndarray, k: int, scope: Scope | None = None, ann: bool = False) -> Ranked:
