@@ -126,6 +126,7 @@ def best_rows_tf(
                 continue
             f = np.float64(tf[p])
             score = f * k1_plus_1 / (f + norms[r]) * w
+            # the same bookkeeping as best_rows, written out: a shared helper measured 3x slower here
             if acc[r] == 0.0:  # every posting scores > 0: zero means not reached yet
                 touched[n] = r
                 n += 1

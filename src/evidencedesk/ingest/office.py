@@ -10,10 +10,13 @@ import zipfile
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
+from pathlib import PurePosixPath
 from typing import Any
 
-from evidencedesk.documents import Section
+from evidencedesk.documents import Document, Section
 from evidencedesk.ingest.errors import IngestError
+from evidencedesk.ingest.metadata import Declared
+from evidencedesk.ingest.raw import content_hash, doc_id_from_path
 from evidencedesk.ingest.sections import headings, sections
 
 _MARKDOWN_START = re.compile(r"^(#|```|~~~|>|[-+*]\s|\d{1,9}[.)]\s|[=]{3,}\s*$|[-*_]{3,}\s*$|\|)")
@@ -93,3 +96,21 @@ def open_office_file(raw: bytes, rel: str, module: str, what: str, opener: Calla
         raise IngestError(rel, f"not a readable {what}: {exc}") from None
     except Exception as exc:  # the libraries raise their own types (PackageNotFoundError, ...) on broken files
         raise IngestError(rel, f"not a readable {what}: {type(exc).__name__}: {exc}") from None
+
+
+def office_document(
+    raw: bytes, rel: str, info: Declared, fmt: str, text: str, found: tuple[Section, ...], title: str = ""
+) -> Document:
+    """The Document of a presentation or workbook: declared id and title first, then ``title``, then the
+    file's stem."""
+    return Document(
+        id=info.id or doc_id_from_path(rel),
+        title=info.title or title or PurePosixPath(rel).stem,
+        path=rel,
+        format=fmt,
+        text=text,
+        content_hash=content_hash(raw),
+        metadata=info.metadata,
+        sections=found,
+        first_line=1,
+    )

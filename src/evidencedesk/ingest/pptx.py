@@ -13,7 +13,6 @@ python-pptx is the optional ``office`` extra; without it a .pptx file fails alon
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from pathlib import PurePosixPath
 from typing import Any
 
 from evidencedesk.documents import Document
@@ -23,11 +22,11 @@ from evidencedesk.ingest.office import (
     core_properties,
     escape,
     markdown_table,
+    office_document,
     open_office_file,
     paged_text,
     squash,
 )
-from evidencedesk.ingest.raw import content_hash, doc_id_from_path
 
 
 def _shapes(shapes: Any) -> Iterator[Any]:
@@ -85,14 +84,4 @@ def parse_pptx(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) ->
         raise IngestError(rel, "empty file: the presentation has no text")
     info = declared(rel, {**core_properties(deck.core_properties), **(fields or {})})
     first = pages[0][0][2:] if pages else ""
-    return Document(
-        id=info.id or doc_id_from_path(rel),
-        title=info.title or first or PurePosixPath(rel).stem,
-        path=rel,
-        format="pptx",
-        text=text,
-        content_hash=content_hash(raw),
-        metadata=info.metadata,
-        sections=found,
-        first_line=1,
-    )
+    return office_document(raw, rel, info, "pptx", text, found, first)

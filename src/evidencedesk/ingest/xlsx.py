@@ -14,14 +14,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime, time
-from pathlib import PurePosixPath
 from typing import Any
 
 from evidencedesk.documents import Document
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.metadata import declared
-from evidencedesk.ingest.office import core_properties, markdown_table, open_office_file, paged_text, squash
-from evidencedesk.ingest.raw import content_hash, doc_id_from_path
+from evidencedesk.ingest.office import (
+    core_properties,
+    markdown_table,
+    office_document,
+    open_office_file,
+    paged_text,
+    squash,
+)
 
 
 def cell_text(value: Any) -> str:
@@ -70,14 +75,4 @@ def parse_xlsx(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) ->
     if not text.strip():
         raise IngestError(rel, "empty file: the workbook has no cell values")
     info = declared(rel, {**props, **(fields or {})})
-    return Document(
-        id=info.id or doc_id_from_path(rel),
-        title=info.title or PurePosixPath(rel).stem,
-        path=rel,
-        format="xlsx",
-        text=text,
-        content_hash=content_hash(raw),
-        metadata=info.metadata,
-        sections=found,
-        first_line=1,
-    )
+    return office_document(raw, rel, info, "xlsx", text, found)
