@@ -18,8 +18,9 @@
 
 pypdf's documents are cached in --cache-dir (they do not change), as are dense embeddings, so a rerun
 parses with pypdf only the --speed-pages sample. Search uses the default settings (``Settings()``:
-hybrid BM25 + dense, contextual chunk text) unless --methods names single legs. Prints tables and
-rewrites its section of bench/RESULTS.md (--no-append to skip).
+hybrid BM25 + dense, contextual chunk text, at most one chunk per page) unless --methods names single
+legs; the PDFium rows are also searched with ``retrieval.collapse: none``. Prints tables and rewrites
+its section of bench/RESULTS.md (--no-append to skip).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from evidencedesk.ingest.pdf_layout import to_markdown
 from evidencedesk.ingest.pdf_lines import page_lines
 from evidencedesk.ingest.raw import content_hash, doc_id_from_path
 from evidencedesk.retrieval.factory import make_searcher
+from evidencedesk.wiring import with_collapse
 from machine_info import machine, replace_section
 
 REPO = Path(__file__).resolve().parents[1]
@@ -151,7 +153,7 @@ def retrieval(chunks: list[Chunk], questions: list[dict[str, Any]], method: str,
               cache: Path, k: int) -> tuple[float, float, float]:  # fmt: skip
     """(gold page in top k, gold filing in top k, seconds to build the searcher) over ``questions``."""
     params = searcher_params(settings, method, cache / "embeddings.sqlite")
-    searcher, built = timed(lambda: make_searcher(method, chunks, **params))
+    searcher, built = timed(lambda: with_collapse(make_searcher(method, chunks, **params), settings))
     scope = settings.scope.to_scope()
     page_hits = filing_hits = 0
     for q in questions:
@@ -265,15 +267,22 @@ def main(argv: list[str] | None = None) -> int:
     ]
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     before_methods = [m.strip() for m in (args.before_methods or args.methods).split(",") if m.strip()]
+    # the after reader is also searched without collapsing (retrieval.collapse: none), to show its share
+    uncollapsed = settings.model_copy(update={"retrieval": settings.retrieval.model_copy(update={"collapse": "none"})})
     for label, chunks in runs.items():
         runs_on, bare, texts = mid_sentence(chunks)
-        for method in before_methods if label.startswith("before") else methods:
-            page_at, filing_at, _ = retrieval(chunks, questions, method, settings, args.cache_dir, args.k)
-            lines.append(
-                f"| {label} | {len(chunks):,} | {runs_on / max(texts, 1):.1%} ({runs_on:,} of {texts:,}) | "
-                f"{bare / max(texts, 1):.1%} | {method} | {page_at:.2f} | {filing_at:.2f} |"
-            )
-            print(lines[-1], flush=True)
+        before_run = label.startswith("before")
+        for method in before_methods if before_run else methods:
+            variants = [(method, settings)]
+            if not before_run and settings.retrieval.collapse != "none":
+                variants.append((f"{method}, collapse none", uncollapsed))
+            for name, chosen in variants:
+                page_at, filing_at, _ = retrieval(chunks, questions, method, chosen, args.cache_dir, args.k)
+                lines.append(
+                    f"| {label} | {len(chunks):,} | {runs_on / max(texts, 1):.1%} ({runs_on:,} of {texts:,}) | "
+                    f"{bare / max(texts, 1):.1%} | {name} | {page_at:.2f} | {filing_at:.2f} |"
+                )
+                print(lines[-1], flush=True)
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_append:

@@ -111,6 +111,7 @@ PROBES: dict[str, tuple[dict[str, Any], str, Any]] = {
     "retrieval.rerank.candidates": (deep(PLAIN, "retrieval.rerank", {"method": "overlap"}), "ask", 3),
     "retrieval.diversity.method": (BM25, "search", "mmr"),
     "retrieval.diversity.lambda": (deep(BM25, "retrieval.diversity", {"method": "mmr"}), "search", 0.95),
+    "retrieval.collapse": (BM25, "search", "document"),  # one chunk per document instead of per page
     "retrieval.k": (BM25, "search", 1),
     "retrieval.tenant_statistics": (TWO_TENANTS, "search", True),  # each tenant's own BM25 statistics
     "context.budget_tokens": (BM25, "ask", 16),

@@ -92,6 +92,9 @@ class RetrievalSettings(_Strict):
     fusion: FusionSettings = FusionSettings()
     rerank: RerankSettings = RerankSettings()
     diversity: DiversitySettings = DiversitySettings()
+    # page: at most one chunk per page of a paged source (PDF page, slide, sheet) in every ranked
+    # list, the page's best; document: at most one per document; none: every chunk may appear
+    collapse: Literal["none", "page", "document"] = "page"
     k: int = Field(5, ge=1, le=1000)
     # true: one index per tenant when the store holds several, so no tenant's scores depend on
     # another's text (document frequencies, lengths, the LSA basis); false: one index over every

@@ -48,6 +48,8 @@ from evidencedesk.wiring import (
     rerank_spec,
     searcher_label,
     searcher_params,
+    unwrapped,
+    with_collapse,
 )
 
 METHODS = ("bm25", "tfidf", "lsa", "dense", "hybrid")  # evidencedesk.retrieval.factory.METHODS
@@ -165,7 +167,7 @@ def _open_pg(url: str, settings: Settings) -> Any:
 
 
 def _close(searcher: Any) -> None:
-    inner = getattr(searcher, "searcher", searcher)
+    inner = unwrapped(searcher)
     close = getattr(inner, "close", None)
     if callable(close):
         close()
@@ -339,7 +341,7 @@ class Desk:
         with self._lock:
             found = self._searchers.get(key)
             if found is None:
-                found = self._make_searcher(method, names)
+                found = with_collapse(self._make_searcher(method, names), self.settings)
                 self._searchers[key] = found
             return found
 

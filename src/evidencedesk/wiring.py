@@ -194,6 +194,13 @@ def build_reranker(spec: str | None, generator: Callable[[], Generator]) -> Rera
         raise ConfigError(f"retrieval.rerank.method: {exc}") from None
 
 
+def with_collapse(searcher: Searcher, settings: Settings) -> Searcher:
+    """``searcher`` with ``retrieval.collapse`` applied: at most one chunk per page (or document)."""
+    from evidencedesk.retrieval.collapse import collapsed
+
+    return collapsed(searcher, settings.retrieval.collapse)
+
+
 def build_diversity(settings: Settings) -> Diversify | None:
     """``retrieval.diversity``: maximal marginal relevance over the candidate pool, or None."""
     div = settings.retrieval.diversity
@@ -250,10 +257,17 @@ def context_options(settings: Settings) -> dict[str, Any]:
 
 
 # -- what a searcher is, for traces ----------------------------------------------------------------
+def unwrapped(searcher: Any) -> Any:
+    """The searcher inside its wrappers (one call at a time, collapsing), which pass ``searcher`` on."""
+    while getattr(searcher, "searcher", None) is not None:
+        searcher = searcher.searcher
+    return searcher
+
+
 def searcher_label(searcher: Searcher) -> str:
     """Where a searcher ranks: ``pg-bm25`` (inside PostgreSQL), ``snapshot-bm25`` (a memory-mapped
     snapshot), ``memory-bm25`` (an index built in memory); a hybrid lists its legs."""
-    inner = getattr(searcher, "searcher", searcher)
+    inner = unwrapped(searcher)
     legs = getattr(inner, "legs", None)
     if legs:
         return f"hybrid({'+'.join(searcher_label(s) for s, _ in legs)})"
@@ -273,6 +287,8 @@ __all__ = [
     "RewriteOptions",
     "bm25_settings",
     "build_diversity",
+    "unwrapped",
+    "with_collapse",
     "build_generator",
     "build_reranker",
     "build_rewriter",

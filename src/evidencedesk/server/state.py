@@ -27,6 +27,7 @@ from evidencedesk.desk import Desk, Serialized
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.errors import ConfigError
 from evidencedesk.evaluation.labels import Label, load_labels
+from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.factory import METHODS, make_searcher
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.server.access import KeyRing, check_startup, with_tenant_statistics
@@ -34,7 +35,7 @@ from evidencedesk.server.cache import BuildCache
 from evidencedesk.server.limits import RateLimiter
 from evidencedesk.server.metrics import Metrics
 from evidencedesk.server.settings import ServiceSettings
-from evidencedesk.wiring import EMBEDDINGS_FILE, hybrid_legs, searcher_params
+from evidencedesk.wiring import EMBEDDINGS_FILE, hybrid_legs, searcher_params, with_collapse
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
 
@@ -46,7 +47,7 @@ class Corpus:
     key: tuple[Any, ...]
     chunks: list[Chunk]
     chunking: dict[str, Any]
-    searchers: BuildCache[Serialized] = field(default_factory=lambda: BuildCache(8))
+    searchers: BuildCache[Searcher] = field(default_factory=lambda: BuildCache(8))
 
     def __post_init__(self) -> None:
         self.by_id = {c.id: c for c in self.chunks}
@@ -103,7 +104,7 @@ class ServiceState:
     def documents(self) -> list[Document]:
         return self.store.documents()
 
-    def corpus_searcher(self, corpus: Corpus, method: str, legs: Sequence[str] | None = None) -> Serialized:
+    def corpus_searcher(self, corpus: Corpus, method: str, legs: Sequence[str] | None = None) -> Searcher:
         """An in-memory searcher of ``method`` over a re-chunked ``corpus``, configured as the Desk's."""
         if method not in METHODS:
             raise ConfigError(f"method: unknown method {method!r}; choose from {', '.join(METHODS)}")
@@ -113,8 +114,9 @@ class ServiceState:
         params = searcher_params(self.settings, method, self.store_path / EMBEDDINGS_FILE, names or None)
         split = bool(self.settings.retrieval.tenant_statistics)
 
-        def build() -> Serialized:
-            return Serialized(make_searcher(method, corpus.chunks, tenant_statistics=split, **params))
+        def build() -> Searcher:
+            made = make_searcher(method, corpus.chunks, tenant_statistics=split, **params)
+            return with_collapse(Serialized(made), self.settings)
 
         return corpus.searchers.get((method, names), build)
 
