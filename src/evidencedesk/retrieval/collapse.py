@@ -37,6 +37,12 @@ def collapse_key(chunk: Chunk, by: str) -> Hashable | None:
 
 def collapse(candidates: Sequence[Candidate], k: int, by: str) -> tuple[list[Candidate], bool]:
     """``(the first k candidates with distinct keys, renumbered from 1; whether any was dropped)``."""
+    if by == "page":
+        for c in candidates:
+            if c.chunk.location.pages:
+                break
+        else:  # no candidate has pages: nothing to collapse
+            return list(candidates[:k]), False
     seen: set[Hashable] = set()
     kept: list[Candidate] = []
     dropped = False
