@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -146,3 +148,21 @@ def test_validation() -> None:
         index.search(np.ones(5, dtype=np.float32), 1)
     empty = DenseIndex(np.zeros((0, 4), np.float32), [], "m", 4)
     assert len(empty.search(unit_rows(1, 4, 1)[0], 3)[0]) == 0
+
+
+def test_filtered_scores_are_read_in_place_and_match_the_gathered_product(tmp_path: Path) -> None:
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((2_000, 48)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = DenseIndex(vectors, [f"c{i}" for i in range(2_000)], "test-model", 48)
+    query = rng.standard_normal(48).astype(np.float32)
+    rows = np.flatnonzero(rng.random(2_000) < 0.1)
+    np.testing.assert_allclose(index.scores(query, rows), vectors[rows] @ query, rtol=0, atol=1e-5)
+    # a memory-mapped (read-only) index gives the same filtered ranking as the in-memory one
+    mapped = DenseIndex.load(index.save(tmp_path), mmap=True)
+    mask = np.zeros(2_000, dtype=bool)
+    mask[rows] = True
+    got_rows, got_scores = mapped.search(query, 10, mask)
+    want = rows[np.argsort(-(vectors[rows] @ query), kind="stable")][:10]
+    assert got_rows.tolist() == want.tolist()
+    assert np.all(np.diff(got_scores) <= 0)

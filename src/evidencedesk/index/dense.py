@@ -1,4 +1,5 @@
-"""Exact vector search: dot products over the allowed rows only, top-k by argpartition.
+"""Exact vector search: dot products over the allowed rows only (read in place, see ``dense_jit``),
+top-k by partition.
 
 Vectors are unit length, so the dot product is the cosine. Only positive scores count as
 matches: a search never pads its result with unrelated rows.
@@ -91,8 +92,11 @@ class DenseIndex:
         q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
         if q.shape[0] != self.dim:
             raise ValueError(f"query vector: expected dimension {self.dim}, got {q.shape[0]}")
-        matrix = self.vectors if rows is None else self.vectors[rows]
-        return matrix @ q
+        if rows is None:
+            return self.vectors @ q  # every row: one BLAS matrix-vector product
+        from evidencedesk.index.dense_jit import rows_dot  # the allowed rows, read in place
+
+        return rows_dot(self.vectors, np.asarray(rows, dtype=np.int64), q)  # type: ignore[no-any-return]
 
     def search(
         self, query_vec: np.ndarray, k: int = 10, allowed_mask: np.ndarray | None = None

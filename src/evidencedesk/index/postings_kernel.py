@@ -110,6 +110,11 @@ def warm() -> None:
     mapped = [_read_only(a.copy()) for a in (indptr, rows, np.array([1], dtype=np.int32), tie)]
     best_rows_tf(mapped[0], mapped[1], mapped[2], [0], [1.0], 1.5, np.ones(1), 1, mapped[3])  # a segment's files
     best_rows_tf(indptr, rows, np.array([1], dtype=np.int32), [0], [1.0], 1.5, np.ones(1), 1, mapped[3])  # filtered
+    from evidencedesk.index.dense_jit import rows_dot  # filtered exact dense search, over memory maps too
+
+    vectors, q = np.ones((1, 2), dtype=np.float32), np.ones(2, dtype=np.float32)
+    rows_dot(vectors, np.zeros(1, dtype=np.int64), q)
+    rows_dot(_read_only(vectors.copy()), np.zeros(1, dtype=np.int64), q)
 
 
 __all__ = ["best_rows", "best_rows_tf", "kernel", "warm"]
