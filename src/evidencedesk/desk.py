@@ -126,13 +126,19 @@ class ScopedChunks(Mapping[str, Chunk]):
 
 
 def _diagnosis(label: Any, chunks: Mapping[str, Chunk], k: int) -> Callable[[Any], Sequence[Finding]] | None:
-    """The labelled question's diagnosis of a finished trace (it reads the chunks inside the scope)."""
+    """The labelled question's diagnosis of a finished trace: it reads the chunks inside the scope in
+    batches (a ``ScopedChunks`` reads the store's) and keeps those holding the label's gold phrases."""
     if label is None:
         return None
+    from evidencedesk.evaluation.evidence import gather_evidence
     from evidencedesk.evaluation.taxonomy import diagnose
 
     def findings(trace: Any) -> Sequence[Finding]:
-        return diagnose(label, trace, list(chunks.values()), k)
+        if isinstance(chunks, ScopedChunks):
+            evidence = gather_evidence(chunks.store.iter_chunks(), [label], chunks.scope).chunks
+        else:
+            evidence = gather_evidence([list(chunks.values())], [label]).chunks
+        return diagnose(label, trace, evidence, k, known_ids=chunks)
 
     return findings
 
@@ -648,8 +654,8 @@ class Desk:
         (the service) judges only by the chunks inside the scope, so no finding names another;
         ``size_series`` measures recall against four re-chunkings of the documents.
 
-        Evaluation reads the text of every chunk of the build (gold phrases are matched against the
-        chunks that hold them), once per call; nothing is kept afterwards.
+        Evaluation reads the store's chunks once per call, in batches, and keeps only those that hold
+        a gold phrase (``evaluation.evidence``): no other chunk changes a metric or a finding.
         """
         from evidencedesk.evaluation.run import EvalRun
         from evidencedesk.evaluation.runner import evaluate
@@ -660,13 +666,7 @@ class Desk:
         floor = floor if floor is not None else self.settings.context.floor
         the_scope = self.scope(scope)
         rows = self._labels(labels)
-        chunks = self.chunks()
-        if not chunks:
-            raise StoreError(f"store {self.location} holds no chunks")
-        if hide_outside_scope:
-            chunks = [c for c in chunks if the_scope.allows_chunk(c)]
-            if not chunks:
-                raise ConfigError("the store holds no chunk inside this scope")
+        chunks = self._evidence(rows, the_scope if hide_outside_scope else None)
         searcher = self.searcher(method)
         results = evaluate(searcher, rows, chunks, the_scope, k, floor)
         table, curves = [strategy_row(method, results, k)], {method: recall_curve(results)}
@@ -692,8 +692,9 @@ class Desk:
             from evidencedesk.evaluation.answers import evaluate_answers
 
             s = self.settings
+            by_id = ScopedChunks(self.store, the_scope if hide_outside_scope else Scope.everything(), chunks)
             run["answers"] = evaluate_answers(
-                searcher, rows, chunks, self.generator(answers), the_scope, k, floor=floor,
+                searcher, rows, by_id, self.generator(answers), the_scope, k, evidence=chunks, floor=floor,
                 dedup_threshold=s.context.dedup_threshold, budget_tokens=s.context.budget_tokens,
                 order=s.context.order,
             ).to_dict()  # fmt: skip
@@ -702,6 +703,19 @@ class Desk:
         if save:
             run["run_id"] = self.store.save_eval_run(run, owner=owner)
         return run
+
+    def _evidence(self, labels: Sequence[Any], scope: Scope | None = None) -> list[Chunk]:
+        """The stored chunks (inside ``scope``, when given) that hold a gold phrase of ``labels``, read
+        in batches; an error when the store (or the scope) holds no chunk at all."""
+        from evidencedesk.evaluation.evidence import gather_evidence
+
+        self.build_id()
+        found = gather_evidence(self.store.iter_chunks(), labels, scope)
+        if not found.read:
+            raise StoreError(f"store {self.location} holds no chunks")
+        if not found.in_scope:
+            raise ConfigError("the store holds no chunk inside this scope")
+        return found.chunks
 
     def size_series(self, labels: Sequence[Any], method: str | None = None, scope: Scope | None = None) -> list[Any]:
         """Recall against context size for four re-chunkings of the documents inside ``scope``."""
@@ -734,9 +748,7 @@ class Desk:
         from evidencedesk.evaluation.runner import evaluate
 
         rows = self._labels(labels)
-        chunks = self.chunks()
-        if not chunks:
-            raise StoreError(f"store {self.location} holds no chunks")
+        chunks = self._evidence(rows)
         floor = floor if floor is not None else self.settings.context.floor
         results = evaluate(
             self.searcher(method), rows, chunks, self.scope(scope), k or self.settings.retrieval.k, floor

@@ -165,22 +165,25 @@ def evaluate_answers(
     generator: Generator,
     scope: Scope | None = None,
     k: int = 5,
+    evidence: Sequence[Chunk] | None = None,
     **ask_options: Any,
 ) -> AnswerEvaluation:
     """Answer every label with ``ask`` (same searcher, scope and k for all) and score the answers.
 
-    ``chunks`` is every indexed chunk (a list, or a mapping by id). ``ask_options`` go to ``ask``
-    unchanged (``candidates``, ``reranker``, ``budget_tokens``, ``floor``, ``order`` ...).
+    ``chunks`` is every indexed chunk: a list, or a mapping by id (such as one that reads the store
+    on demand, then ``evidence`` names the chunks that hold the labels' gold phrases, so nothing
+    iterates the whole mapping). ``ask_options`` go to ``ask`` unchanged (``candidates``,
+    ``reranker``, ``budget_tokens``, ``floor``, ``order`` ...).
     """
     if k < 1:
         raise ValueError(f"k: must be at least 1, got {k}")
-    by_id = dict(chunks) if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
-    indexed = list(by_id.values())
+    by_id: Mapping[str, Chunk] = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
+    indexed = list(evidence) if evidence is not None else list(by_id.values())
     scope = scope if scope is not None else Scope()
     answered = [
         (label, *ask(label.question, searcher, by_id, generator, scope=scope, k=k, **ask_options)) for label in labels
     ]
-    table = retrieval_by_answer([(label, trace) for label, _, trace in answered], indexed)
+    table = retrieval_by_answer([(label, trace) for label, _, trace in answered], indexed, by_id)
     cells = {qid: cell for cell, ids in table.cells.items() for qid in ids}
     records = [record(label, checked, trace, cells.get(label.id)) for label, checked, trace in answered]
     return AnswerEvaluation(getattr(generator, "name", type(generator).__name__), records, table)

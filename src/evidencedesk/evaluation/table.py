@@ -18,7 +18,7 @@ and is counted as "right without evidence".
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,14 +56,14 @@ def gold_in_context(label: Label, trace: Trace) -> bool:
     return any(label.grade_of(c.chunk) == 2 for c in trace.context)
 
 
-def cell_of(label: Label, trace: Trace, indexed: list[Chunk]) -> str:
+def cell_of(label: Label, trace: Trace, indexed: list[Chunk], known_ids: Container[str] | None = None) -> str:
     """The table cell of one answerable question."""
     if not label.answerable:
         raise ValueError(f"label {label.id}: the retrieval-by-answer table is for answerable labels only")
     correct = answer_matches(label.answer, trace.answer) and not trace.abstained
     if not gold_in_context(label, trace):
         return CELLS[3] if correct else CELLS[2]
-    found = diagnose(label, trace, indexed)
+    found = diagnose(label, trace, indexed, known_ids=known_ids)
     supported = not any(f.stage in ("generation", "citation") for f in found)
     return CELLS[0] if correct and supported else CELLS[1]
 
@@ -87,12 +87,15 @@ class AnswerTable:
         }
 
 
-def retrieval_by_answer(pairs: Iterable[tuple[Label, Trace]], indexed: list[Chunk]) -> AnswerTable:
-    """Sort each (label, answered trace) into its cell; unanswerable labels are tallied apart."""
+def retrieval_by_answer(
+    pairs: Iterable[tuple[Label, Trace]], indexed: list[Chunk], known_ids: Container[str] | None = None
+) -> AnswerTable:
+    """Sort each (label, answered trace) into its cell; unanswerable labels are tallied apart.
+    ``indexed`` and ``known_ids`` as for ``diagnose``."""
     table = AnswerTable()
     for label, trace in pairs:
         if label.answerable:
-            table.cells[cell_of(label, trace, indexed)].append(label.id)
+            table.cells[cell_of(label, trace, indexed, known_ids)].append(label.id)
         elif trace.abstained or not (trace.answer and trace.answer.strip()):
             table.abstained_correctly.append(label.id)
         else:

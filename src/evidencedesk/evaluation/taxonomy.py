@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from datetime import date
 from typing import Any
 
@@ -171,7 +171,7 @@ def _generation(answer: str, trace: Trace) -> list[Finding]:
     return []
 
 
-def _citations(trace: Trace, indexed_ids: set[str]) -> list[Finding]:
+def _citations(trace: Trace, indexed_ids: Container[str]) -> list[Finding]:
     if not trace.cited:
         return [Finding("citation", "unsupported_answer", "the answer cites no chunk")]
     shown = {c.chunk.id for c in trace.context}
@@ -191,10 +191,13 @@ def diagnose(
     k: int | None = None,
     overlap_threshold: float = DUPLICATE_THRESHOLD,
     day: date | None = None,
+    known_ids: Container[str] | None = None,
 ) -> list[Finding]:
     """Findings for one question, sorted by stage (the first is the root cause).
 
-    ``indexed`` is every chunk the index holds. ``k`` cuts the final ranked list (reranked if the trace
+    ``indexed`` is every chunk the index holds, or at least every one that holds a gold phrase of the
+    label (no other chunk changes a finding); then ``known_ids`` answers "is this chunk id indexed?"
+    for a citation (default: the ids of ``indexed``). ``k`` cuts the final ranked list (reranked if the trace
     has it, else retrieved); None keeps all of it. ``trace.retrieved`` may run deeper than k, so a
     missed answer can be given its deeper rank. ``day`` is the validity date for stale checks
     (default: the trace scope's ``valid_at``, else today).
@@ -228,7 +231,7 @@ def diagnose(
     if answered and label.answerable:
         findings += _generation(trace.answer or "", trace)
     if answered:
-        findings += _citations(trace, {c.id for c in indexed})
+        findings += _citations(trace, known_ids if known_ids is not None else {c.id for c in indexed})
     return sorted(findings, key=lambda f: _ORDER[f.stage])
 
 

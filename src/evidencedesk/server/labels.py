@@ -3,24 +3,26 @@ caller's scope is withheld, since its gold phrases are copies of that hidden tex
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from evidencedesk.documents import Document
-from evidencedesk.evaluation.labels import Label
+from evidencedesk.evaluation.labels import Gold, Label
 from evidencedesk.retrieval.scope import Scope
 
 
-def visible_labels(labels: Sequence[Label], documents: Sequence[Document], scope: Scope) -> list[Label]:
-    """The labels every gold phrase of which is in a document inside ``scope``, or in no document at all."""
-    seen = [d.text for d in documents if scope.allows(d.metadata, d.id)]
-    hidden = [d.text for d in documents if not scope.allows(d.metadata, d.id)]
-    out = []
-    for label in labels:
-        ok = all(any(g.held_by(t) for t in seen) or not any(g.held_by(t) for t in hidden) for g in label.gold)
-        if ok:
-            out.append(label)
-    return out
+def visible_labels(labels: Sequence[Label], documents: Iterable[Document], scope: Scope) -> list[Label]:
+    """The labels every gold phrase of which is in a document inside ``scope``, or in no document at all.
+    ``documents`` is read once, one document at a time (it may come from the store as it is read)."""
+    golds = {g for label in labels for g in label.gold}
+    inside: set[Gold] = set()
+    outside: set[Gold] = set()
+    for d in documents:
+        found = inside if scope.allows(d.metadata, d.id) else outside
+        for g in golds:
+            if g not in found and g.held_by(d.text):
+                found.add(g)
+    return [label for label in labels if all(g in inside or g not in outside for g in label.gold)]
 
 
 def label_summary(label: Label) -> dict[str, Any]:

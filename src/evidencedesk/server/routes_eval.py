@@ -48,7 +48,7 @@ def _run(state: ServiceState, body: EvalRequest, scope: Scope) -> dict[str, Any]
         labels = state.labels(path) if body.labels is None else load_labels(path)
     except (LabelError, UnicodeDecodeError) as exc:
         refuse(400, f"labels: {exc}")
-    labels = visible_labels(labels, state.documents(), scope)
+    labels = visible_labels(labels, state.each_document(), scope)
     if not labels:
         refuse(400, "labels: no labelled question can be evaluated inside this scope")
     try:

@@ -33,7 +33,7 @@ MIN_SIZE = {"words": 10, "chars": 50}  # smaller lab chunks would only multiply 
 
 
 def _labels(state: ServiceState, scope: Scope) -> list[Label]:
-    return visible_labels(state.labels(), state.documents(), scope)
+    return visible_labels(state.labels(), state.each_document(), scope)
 
 
 @router.get("/options", response_model=LabOptions)

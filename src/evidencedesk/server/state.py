@@ -13,7 +13,7 @@ A ``Corpus`` is the lab's experiment: the store's documents re-chunked in memory
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -103,6 +103,13 @@ class ServiceState:
 
     def documents(self) -> list[Document]:
         return self.store.documents()
+
+    def each_document(self) -> Iterator[Document]:
+        """Every stored document, read one at a time (never all of them in memory at once)."""
+        for doc_id in self.store.document_builds():
+            doc = self.store.document(doc_id)
+            if doc is not None:
+                yield doc
 
     def corpus_searcher(self, corpus: Corpus, method: str, legs: Sequence[str] | None = None) -> Searcher:
         """An in-memory searcher of ``method`` over a re-chunked ``corpus``, configured as the Desk's."""

@@ -1,0 +1,81 @@
+"""Evaluation keeps only the chunks that hold a gold phrase, and scores and diagnoses exactly as with all of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evidencedesk import Desk
+from evidencedesk.config import parse_settings
+from evidencedesk.documents import Chunk
+from evidencedesk.evaluation.answers import evaluate_answers
+from evidencedesk.evaluation.evidence import gather_evidence
+from evidencedesk.evaluation.labels import Label
+from evidencedesk.evaluation.run import counts_rows
+from evidencedesk.evaluation.runner import evaluate
+from evidencedesk.retrieval.scope import Scope
+from tests.support.paths import KESTREL_DOCS, KESTREL_LABELS
+
+BM25 = {"retrieval": {"legs": [{"method": "bm25"}]}}
+
+
+def test_the_evidence_holds_every_gold_chunk_and_little_else(chunks: list[Chunk], labels: list[Label]) -> None:
+    batches = [chunks[i : i + 7] for i in range(0, len(chunks), 7)]
+    found = gather_evidence(batches, labels)
+    assert found.read == found.in_scope == len(chunks)
+    assert 0 < len(found.chunks) < len(chunks)
+    for label in labels:
+        assert label.qrels(found.chunks) == label.qrels(chunks)
+    scope = Scope()
+    inside = gather_evidence(batches, labels, scope)
+    assert inside.in_scope == sum(scope.allows_chunk(c) for c in chunks)
+    assert [c.id for c in inside.chunks] == [c.id for c in found.chunks if scope.allows_chunk(c)]
+
+
+def _comparable(results: list[Any]) -> list[Any]:
+    return [(r.id, r.rank, r.ranking, r.relevant, r.metrics, [f.to_dict() for f in r.findings]) for r in results]
+
+
+def test_desk_evaluate_never_lists_the_whole_store_and_matches_evaluating_over_every_chunk(
+    tmp_path: Path, labels: list[Label], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Desk(tmp_path / "store", parse_settings(BM25)) as desk:
+        desk.ingest(KESTREL_DOCS)
+        every = desk.store.chunks()
+        searcher = desk.searcher()  # built (from the stored chunks) before listing them is forbidden
+        scope = desk.scope()
+        want = evaluate(searcher, labels, every, scope, 5, None)
+        want_unfiltered = evaluate(searcher, labels, every, Scope.everything(), 5, None)
+        context = desk.settings.context
+        want_answers = evaluate_answers(
+            searcher, labels, [c for c in every if scope.allows_chunk(c)], desk.generator("extractive"), scope, 5,
+            floor=None, dedup_threshold=context.dedup_threshold, budget_tokens=context.budget_tokens,
+            order=context.order,
+        ).to_dict()  # fmt: skip
+
+        def refuse(*args: Any, **kwargs: Any) -> list[Chunk]:
+            raise AssertionError("evaluation listed every chunk of the store")
+
+        monkeypatch.setattr(desk.store, "chunks", refuse)
+        run = desk.evaluate(KESTREL_LABELS, save=False)
+        diagnoses = desk.diagnose(KESTREL_LABELS)
+        answered = desk.evaluate(KESTREL_LABELS, answers="extractive", save=False, hide_outside_scope=True)
+    got = {q["id"]: q for q in run["questions"]}
+    assert [q.id for q in want] == list(got)
+    for r in want:
+        q = got[r.id]
+        assert (q["rank"], q["ranking"], q["relevant"], q["metrics"]) == (r.rank, r.ranking, r.relevant, r.metrics)
+        assert q["findings"] == [f.to_dict() for f in r.findings]
+    assert run["label_counts_unfiltered"] == counts_rows(want_unfiltered)
+    assert [(d.question_id, list(d.findings)) for d in diagnoses] == [
+        (r.id, r.findings) for r in want if r.failed and r.findings
+    ]
+    assert answered["answers"]["table"] == want_answers["table"]
+    assert answered["answers"]["questions"] == want_answers["questions"]
+
+
+def test_an_empty_store_is_still_a_clear_error(tmp_path: Path) -> None:
+    with Desk(tmp_path / "empty", parse_settings(BM25)) as desk, pytest.raises(Exception, match="holds no chunks"):
+        desk.evaluate(KESTREL_LABELS, save=False)
