@@ -134,11 +134,11 @@ def _diagnosis(label: Any, chunks: Mapping[str, Chunk], k: int) -> Callable[[Any
     from evidencedesk.evaluation.taxonomy import diagnose
 
     def findings(trace: Any) -> Sequence[Finding]:
-        if isinstance(chunks, ScopedChunks):
-            evidence = gather_evidence(chunks.store.iter_chunks(), [label], chunks.scope).chunks
-        else:
-            evidence = gather_evidence([list(chunks.values())], [label]).chunks
-        return diagnose(label, trace, evidence, k, known_ids=chunks)
+        if isinstance(chunks, ScopedChunks):  # the store: read in batches, keep the label's evidence
+            indexed = gather_evidence(chunks.store.iter_chunks(), [label], chunks.scope).chunks
+        else:  # chunks already in memory (the lab's re-chunked corpus)
+            indexed = list(chunks.values())
+        return diagnose(label, trace, indexed, k, known_ids=chunks)
 
     return findings
 

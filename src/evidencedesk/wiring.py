@@ -287,8 +287,6 @@ __all__ = [
     "RewriteOptions",
     "bm25_settings",
     "build_diversity",
-    "unwrapped",
-    "with_collapse",
     "build_generator",
     "build_reranker",
     "build_rewriter",
@@ -301,4 +299,6 @@ __all__ = [
     "rerank_spec",
     "searcher_label",
     "searcher_params",
+    "unwrapped",
+    "with_collapse",
 ]

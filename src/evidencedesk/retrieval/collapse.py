@@ -15,13 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any
 
 from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.scope import Scope
 
-CollapseBy = Literal["none", "page", "document"]
 COLLAPSE_CHOICES: tuple[str, ...] = ("none", "page", "document")
 MAX_DEPTH = 10_000  # the deepest a collapsed search asks the inner searcher for
 
