@@ -132,3 +132,178 @@ def best_rows_tf(
                 n += 1
             acc[r] += score
     return select(acc, touched, n, k, tie)
+
+
+# -- pruned search over raw term frequencies (large segments) -----------------------------------------
+# The full pass above reads every posting of every query term. On a large segment most of that work
+# goes to common terms whose postings cannot lift a row into the top k. The pruned pass reads the
+# terms in order of their score bound (idf x (k1 + 1), which no posting's score reaches: norms > 0),
+# rarest first, and stops reading whole terms once the k-th best partial sum beats what every unread
+# term together could add to a row it has not seen (MaxScore). The rows already seen that could
+# still reach the top k are then completed term by term, by search in the remaining postings, and
+# dropped as soon as they cannot. The survivors are scored afresh in the query's term order, so the
+# scores are the full pass's, bit for bit, and so is the ranking. Pruning compares with a margin
+# (_SLACK) far wider than the rounding differences between summation orders.
+
+_SLACK = 1e-9
+
+
+@njit(cache=True, nogil=True)
+def kth_largest(values: Any, n: int, k: int) -> float:
+    """The ``k``-th largest of ``values[:n]`` (-1.0 when there are fewer than ``k``)."""
+    if n < k:
+        return -1.0
+    heap = np.sort(values[:k])  # ascending: a valid min-heap
+    for j in range(k, n):
+        s = values[j]
+        if s > heap[0]:
+            heap[0] = s
+            i = 0
+            while True:
+                low = i
+                left = 2 * i + 1
+                right = left + 1
+                if left < k and heap[left] < heap[low]:
+                    low = left
+                if right < k and heap[right] < heap[low]:
+                    low = right
+                if low == i:
+                    break
+                heap[i], heap[low] = heap[low], heap[i]
+                i = low
+    return float(heap[0])
+
+
+@njit(cache=True, nogil=True)
+def kth_largest_at(acc: Any, touched: Any, n: int, k: int) -> float:
+    """The ``k``-th largest ``acc[r]`` over the ``n`` rows in ``touched`` (-1.0 when fewer)."""
+    if n < k:
+        return -1.0
+    values = np.empty(n, np.float64)
+    for j in range(n):
+        values[j] = acc[touched[j]]
+    return kth_largest(values, n, k)
+
+
+@njit(cache=True, nogil=True)
+def search_sorted(rows: Any, lo: int, hi: int, r: int) -> int:
+    """The first position in ``rows[lo:hi]`` (ascending) holding a row >= ``r`` (``hi`` if none)."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if rows[mid] < r:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def gallop(rows: Any, lo: int, hi: int, r: int) -> int:
+    """``search_sorted`` for a row expected near ``lo``: doubling steps forward, then bisection."""
+    step = 1
+    while lo + step < hi and rows[lo + step] < r:
+        lo += step
+        step <<= 1
+    return search_sorted(rows, lo, min(lo + step + 1, hi), r)
+
+
+@njit(cache=True, nogil=True)
+def cut_below(theta: float) -> float:
+    return theta - _SLACK * max(1.0, theta)
+
+
+@njit(cache=True, nogil=True)
+def best_rows_tf_pruned(
+    indptr: Any,
+    rows: Any,
+    tf: Any,
+    terms: Any,
+    idf: Any,
+    k1_plus_1: float,
+    norms: Any,
+    k: int,
+    tie: Any,
+    allowed: Any,
+    use_mask: bool,
+    acc: Any,
+    touched: Any,
+) -> tuple[Any, Any]:
+    """What ``best_rows_tf`` returns, reading fewer postings (see the comment above)."""
+    m = len(terms)
+    order = np.argsort(-idf, kind="mergesort")
+    bound = np.empty(m + 1, np.float64)  # bound[j]: the most the terms order[j:] can add to a row
+    bound[m] = 0.0
+    for j in range(m - 1, -1, -1):
+        bound[j] = bound[j + 1] + idf[order[j]] * k1_plus_1
+    # 1. whole terms, best bound first, while an unseen row could still reach the k-th best
+    n = 0
+    theta = -1.0
+    read = 0
+    for jj in range(m):
+        if jj > 0 and n >= k and bound[0] - bound[jj] > bound[jj]:  # (else no partial sum can beat bound[jj])
+            theta = kth_largest_at(acc, touched, n, k)
+            if bound[jj] < cut_below(theta):
+                break
+        j = order[jj]
+        w = idf[j]
+        for p in range(indptr[terms[j]], indptr[terms[j] + 1]):
+            r = rows[p]
+            if use_mask and not allowed[r]:
+                continue
+            f = np.float64(tf[p])
+            if acc[r] == 0.0:  # every posting scores > 0: zero means not reached yet
+                touched[n] = r
+                n += 1
+            acc[r] += f * k1_plus_1 / (f + norms[r]) * w
+        read = jj + 1
+    if read == m:
+        theta = kth_largest_at(acc, touched, n, k)
+    # 2. the rows seen that can still reach the k-th best, ascending, with their partial sums
+    cut = cut_below(theta)
+    nc = 0
+    for j in range(n):
+        r = touched[j]
+        if acc[r] + bound[read] >= cut:
+            touched[nc] = r
+            nc += 1
+        else:
+            acc[r] = 0.0
+    cand = np.sort(touched[:nc])
+    partial = np.empty(nc, np.float64)
+    for c in range(nc):
+        partial[c] = acc[cand[c]]
+        acc[cand[c]] = 0.0
+    # 3. the unread terms, looked up for those rows only; rows that fall out of reach are dropped
+    for jj in range(read, m):
+        j = order[jj]
+        w = idf[j]
+        lo, hi = indptr[terms[j]], indptr[terms[j] + 1]
+        for c in range(nc):
+            r = cand[c]
+            lo = gallop(rows, lo, hi, r)
+            if lo >= hi:
+                break
+            if rows[lo] == r:
+                f = np.float64(tf[lo])
+                partial[c] += f * k1_plus_1 / (f + norms[r]) * w
+        if nc >= k:
+            cut = cut_below(kth_largest(partial, nc, k))
+            keep = 0
+            for c in range(nc):
+                if partial[c] + bound[jj + 1] >= cut:
+                    cand[keep] = cand[c]
+                    partial[keep] = partial[c]
+                    keep += 1
+            nc = keep
+    # 4. the survivors scored afresh, term by term in the query's order, as the full pass sums them
+    for c in range(nc):
+        r = cand[c]
+        s = 0.0
+        for j in range(m):
+            lo, hi = indptr[terms[j]], indptr[terms[j] + 1]
+            p = search_sorted(rows, lo, hi, r)
+            if p < hi and rows[p] == r:
+                f = np.float64(tf[p])
+                s += f * k1_plus_1 / (f + norms[r]) * idf[j]
+        acc[r] = s
+    return select(acc, cand, nc, k, tie)

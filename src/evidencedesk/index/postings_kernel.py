@@ -20,6 +20,9 @@ import numpy as np
 
 _local = threading.local()  # per thread: scratch arrays, grown to the largest index seen
 _NO_MASK = np.ones(1, dtype=bool)  # passed (and never read) when every row is allowed
+# A query whose terms hold at least this many postings (in one segment) is searched by the pruned pass
+# (``postings_jit.best_rows_tf_pruned``): below it, reading every posting is as fast (bench/scale.py).
+PRUNE_FROM = 100_000
 
 
 def _compile() -> Any:
@@ -84,12 +87,17 @@ def best_rows_tf(
     allowed: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The same over postings of raw term frequencies (a segment): each posting scores
-    ``tf * (k1 + 1) / (tf + norms[row]) * idf`` of its term, exactly as NumPy computes it."""
+    ``tf * (k1 + 1) / (tf + norms[row]) * idf`` of its term, exactly as NumPy computes it. Queries
+    with many postings take the pruned pass, which returns the same rows and scores."""
     acc, touched = _scratch(len(norms))
     terms = np.asarray(term_ids, dtype=np.int64)
     weights = np.asarray(idf, dtype=np.float64)
     mask = allowed if allowed is not None else _NO_MASK
-    found: tuple[np.ndarray, np.ndarray] = (_kernel or kernel()).best_rows_tf(
+    compiled = _kernel or kernel()
+    search = compiled.best_rows_tf
+    if len(terms) > 1 and int((indptr[terms + 1] - indptr[terms]).sum()) >= PRUNE_FROM:
+        search = compiled.best_rows_tf_pruned
+    found: tuple[np.ndarray, np.ndarray] = search(
         indptr, rows, tf, terms, weights, k1 + 1, norms, k, tie, mask, allowed is not None, acc, touched
     )
     return found
@@ -110,6 +118,11 @@ def warm() -> None:
     mapped = [_read_only(a.copy()) for a in (indptr, rows, np.array([1], dtype=np.int32), tie)]
     best_rows_tf(mapped[0], mapped[1], mapped[2], [0], [1.0], 1.5, np.ones(1), 1, mapped[3])  # a segment's files
     best_rows_tf(indptr, rows, np.array([1], dtype=np.int32), [0], [1.0], 1.5, np.ones(1), 1, mapped[3])  # filtered
+    compiled, terms, idf = kernel(), np.array([0, 0], dtype=np.int64), np.ones(2)
+    # the pruned pass, over restricted postings in memory and over a segment's memory maps
+    for a in (indptr, rows, np.array([1], dtype=np.int32), mapped[3]), mapped:
+        args = (a[0], a[1], a[2], terms, idf, 2.5, np.ones(1), 1, a[3], _NO_MASK, False, *_scratch(1))
+        compiled.best_rows_tf_pruned(*args)
     from evidencedesk.index.dense_jit import rows_dot  # filtered exact dense search, over memory maps too
 
     vectors, q = np.ones((1, 2), dtype=np.float32), np.ones(2, dtype=np.float32)
