@@ -87,9 +87,10 @@ def search_latency(snap: Any, qtokens: list[list[str]], qvecs: np.ndarray) -> di
     return out
 
 
-def refresh(p: Paths, scifact: Path, cache: Path, n_queries: int) -> dict[str, Any]:
+def refresh(p: Paths, scifact: Path, cache: Path, n_queries: int, merge: bool = True) -> dict[str, Any]:
     from evidencedesk.chunking.config import ChunkingConfig
     from evidencedesk.documents import Chunk
+    from evidencedesk.retrieval.scope import Scope
     from evidencedesk.retrieval.snapshot import Snapshot, SnapshotSearcher
     from evidencedesk.retrieval.snapshot_update import merge_snapshot, update_snapshot, writer_lock
     from evidencedesk.store import Store
@@ -126,7 +127,10 @@ def refresh(p: Paths, scifact: Path, cache: Path, n_queries: int) -> dict[str, A
             t_update = time.perf_counter() - t0 - t_ingest
             snap = Snapshot(store.snapshot_dir)
             probe = store.chunks(report.added[-1])[-1]
-            hits = SnapshotSearcher(snap, "bm25", store.chunks_by_id).search(probe.text, K)
+            # inside its own document: at 1M chunks, generated text repeats, so more than K other chunks
+            # can score as high as the probe on the whole corpus
+            own = Scope(statuses=None, audiences=None, doc_ids=frozenset({probe.doc_id}), check_validity=False)
+            hits = SnapshotSearcher(snap, "bm25", store.chunks_by_id).search(probe.text, K, own)
             t_total = time.perf_counter() - t0
             assert probe.id in [h.chunk.id for h in hits], "the new chunk must be found"
             assert snap.build_id == store.latest_build_id() and len(snap) == store.chunk_count()
@@ -141,10 +145,11 @@ def refresh(p: Paths, scifact: Path, cache: Path, n_queries: int) -> dict[str, A
                 timings=timings,
                 after=search_latency(snap, qtokens, qvecs),
             )
-            t = time.perf_counter()
-            with writer_lock(store.snapshot_dir):
-                merge_snapshot(store.snapshot_dir)
-            out["merge_s"] = time.perf_counter() - t
+            if merge:
+                t = time.perf_counter()
+                with writer_lock(store.snapshot_dir):
+                    merge_snapshot(store.snapshot_dir)
+                out["merge_s"] = time.perf_counter() - t
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return out
@@ -159,6 +164,13 @@ def parts(r: dict[str, Any]) -> str:
     x = r["refresh"]
     stages = " / ".join(f"{x['timings'].get(k, 0):.2f}" for k in ("read", "tokenize", "vectors", "bm25"))
     return f"{x['ingest_s']:.2f} / {x['update_s']:.2f} ({stages}) / {x['first_search_s']:.3f}"
+
+
+def _cell(cell: Any, r: dict[str, Any]) -> str:
+    try:
+        return str(cell(r))
+    except KeyError:  # a step skipped by --quick
+        return "-"
 
 
 def render(results: dict[str, dict[str, Any]]) -> str:
@@ -179,7 +191,7 @@ def render(results: dict[str, dict[str, Any]]) -> str:
     ]
     lines = [head, "|---" * (len(sizes) + 1) + "|"]
     for label, cell in rows:
-        lines.append(f"| {label} | " + " | ".join(cell(results[s]) for s in sizes) + " |")
+        lines.append(f"| {label} | " + " | ".join(_cell(cell, results[s]) for s in sizes) + " |")
     return "\n".join(lines)
 
 
@@ -191,6 +203,15 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=100, help="SciFact test queries to time (at most 300)")
     ap.add_argument("--no-write", action="store_true", help=f"do not write the section of {RESULTS.name}")
     ap.add_argument("--random-bases", action="store_true", help="seeded random vectors instead of MiniLM's")
+    ap.add_argument(
+        "--quick",
+        nargs="+",
+        default=[],
+        choices=list(SIZES),
+        metavar="SIZE",
+        help="at these sizes, skip the peer (the snapshot rewritten whole, where the data cache has one) and "
+        "the final merge: their rows read '-' (bench/scale.py's build stage times the same rewrite)",
+    )
     args = ap.parse_args()
     if not (args.scifact / "corpus.jsonl.gz").is_file():
         print(f"SciFact not found at {args.scifact}; pass --scifact DIR", file=sys.stderr)
@@ -204,9 +225,12 @@ def main() -> int:
         print(f"== {size}", flush=True)
         p = Paths(args.cache_dir, size)
         r: dict[str, Any] = {"prep": prepare(p, args.scifact)}
-        r["build"] = stage_build(p, args.scifact, args.cache_dir)
-        print(f"  rewrite: {r['build']['seconds']:.1f} s", flush=True)
-        r["refresh"] = refresh(p, args.scifact, args.cache_dir, args.queries)
+        if size in args.quick and p.snapshot.is_dir():
+            r["build"] = {}
+        else:
+            r["build"] = stage_build(p, args.scifact, args.cache_dir)
+            print(f"  rewrite: {r['build']['seconds']:.1f} s", flush=True)
+        r["refresh"] = refresh(p, args.scifact, args.cache_dir, args.queries, merge=size not in args.quick)
         print(f"  new segment: {r['refresh']['searchable_s']:.1f} s", flush=True)
         results[size] = r
         (p.root / "refresh.json").write_text(json.dumps(r, indent=1))
@@ -224,7 +248,13 @@ def main() -> int:
             "them with a real model is not included"
             + (" (and the SciFact bases are seeded random vectors: --random-bases)" if args.random_bases else "")
             + ". Results after the update equal a snapshot written afresh "
-            "(tests/retrieval/test_snapshot_segments.py).\n\n"
+            "(tests/retrieval/test_snapshot_segments.py)"
+            + (
+                f". At {', '.join(args.quick)} (--quick) the rewrite and the merge were not run: '-'"
+                if args.quick
+                else ""
+            )
+            + ".\n\n"
             f"{table}\n"
         )
         RESULTS.write_text(replace_section(RESULTS.read_text(encoding="utf-8"), HEADING, section), encoding="utf-8")

@@ -166,3 +166,20 @@ def test_filtered_scores_are_read_in_place_and_match_the_gathered_product(tmp_pa
     want = rows[np.argsort(-(vectors[rows] @ query), kind="stable")][:10]
     assert got_rows.tolist() == want.tolist()
     assert np.all(np.diff(got_scores) <= 0)
+
+
+def test_filtered_ties_at_the_kth_score_break_by_id() -> None:
+    # 40 identical rows (equal scores), ids in reverse row order: a filtered top 5 that cuts through
+    # the tie must keep the 5 smallest ids, wherever their rows lie.
+    vectors = np.tile(np.array([[0.6, 0.8]], dtype=np.float32), (60, 1))
+    vectors[40:] = [0.8, -0.6]  # orthogonal to the query: score 0, never returned
+    ids = [f"id{59 - i:02d}" for i in range(60)]
+    index = DenseIndex(vectors, ids, "m", 2)
+    mask = np.ones(60, dtype=bool)
+    mask[::3] = False
+    rows, scores = index.search(np.array([0.6, 0.8], dtype=np.float32), 5, mask)
+    allowed_tied = sorted(ids[r] for r in range(40) if mask[r])
+    assert [ids[r] for r in rows] == allowed_tied[:5]
+    assert scores.tolist() == [scores[0]] * 5
+    rows, _ = index.search(np.array([0.6, 0.8], dtype=np.float32), 100, mask)
+    assert sorted(ids[r] for r in rows) == allowed_tied  # every positive allowed row, no zero-score ones

@@ -5,13 +5,18 @@ The installed usearch Python binding has no filter callback, so a filtered searc
 1. No filter (or every row allowed): one HNSW search for ``k``.
 2. A small allowed set (fewer than ``exact_rows`` rows, or under ``exact_fraction`` of the index):
    exact search over the allowed rows only; cheaper than walking the graph and always complete.
-3. Otherwise: HNSW search with ``count`` sized to the filter's selectivity, keep the allowed hits,
-   and grow ``count`` (x4) until ``k`` allowed hits with a positive score are found or the whole index
-   has been asked for.
+3. Otherwise: HNSW search with ``count`` sized to the filter's selectivity (``FILTERED_OVERFETCH``
+   times the rows that hold ``k`` allowed ones on average), keep the allowed hits, and grow ``count``
+   (x4) until ``k`` allowed hits with a positive score are found or the whole index has been asked for.
 4. If the graph still gives fewer than ``k`` allowed positive hits, exact search over the allowed rows
    decides; so a search returns ``k`` results whenever ``k`` allowed rows have a positive score.
 
 Scores are always the exact dot products of the stored vectors, so they equal exact search's scores.
+
+The search defaults were chosen at a million chunks (bench/scale.py; recall@10 against exact search,
+one thread): ``expansion_search`` 512 instead of 256 lifts unfiltered recall from 0.91 to 0.96 for
+under 1 ms more, and asking the graph for 10x the rows a filter needs instead of 1.5x lifts recall
+under a 10% filter from 0.90 to 0.96, at about 5 ms.
 The graph keeps its own half-precision copy of the vectors (``dtype="f16"``): on SciFact-derived
 vectors that builds about 1.5x faster than float32 with the same recall@10 (bench/scale.py), and the
 exact rescoring above removes its rounding from the scores.
@@ -33,6 +38,8 @@ from usearch.index import Index
 from evidencedesk.index.dense import DenseIndex, top_k
 from evidencedesk.index.embedders import Embedder
 
+FILTERED_OVERFETCH = 10.0  # a filtered search asks the graph for this many times the rows it needs
+
 
 class AnnIndex:
     """A DenseIndex (the vectors of record) plus an HNSW graph over the same rows."""
@@ -42,7 +49,7 @@ class AnnIndex:
         dense: DenseIndex,
         connectivity: int = 16,
         expansion_add: int = 64,
-        expansion_search: int = 256,
+        expansion_search: int = 512,
         exact_fraction: float = 0.05,
         exact_rows: int = 2000,
         threads: int = 1,
@@ -142,7 +149,8 @@ class AnnIndex:
         if allowed_mask is not None and (n_allowed < self.exact_rows or n_allowed < self.exact_fraction * n):
             return self.dense.search(q, k, allowed_mask)
 
-        count = min(n, int(np.ceil(k * n / n_allowed * 1.5)) + k)
+        factor = 1.5 if allowed_mask is None else FILTERED_OVERFETCH
+        count = min(n, int(np.ceil(k * n / n_allowed * factor)) + k)
         while True:
             rows = self._graph_search(q, count)
             if allowed_mask is not None:

@@ -88,10 +88,14 @@ class DenseIndex:
                 f"{embedder.name} (dim {embedder.dim}); rebuild the index with that embedder"
             )
 
-    def scores(self, query_vec: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    def _query(self, query_vec: np.ndarray) -> np.ndarray:
         q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
         if q.shape[0] != self.dim:
             raise ValueError(f"query vector: expected dimension {self.dim}, got {q.shape[0]}")
+        return q
+
+    def scores(self, query_vec: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        q = self._query(query_vec)
         if rows is None:
             return self.vectors @ q  # every row: one BLAS matrix-vector product
         from evidencedesk.index.dense_jit import rows_dot  # the allowed rows, read in place
@@ -114,9 +118,10 @@ class DenseIndex:
             if allowed_mask.all():
                 rows = np.arange(len(self), dtype=np.int64)
                 scores = self.scores(query_vec)
-            else:
-                rows = np.flatnonzero(allowed_mask)
-                scores = self.scores(query_vec, rows)
+            else:  # the allowed rows, read in place, and only those that can make the top k kept
+                from evidencedesk.index.dense_jit import masked_best
+
+                rows, scores = masked_best(self.vectors, allowed_mask, self._query(query_vec), k)
         return top_k(scores, rows, self.ids, k)
 
     # ---- incremental updates -------------------------------------------------------------------

@@ -27,3 +27,62 @@ def rows_dot(vectors: Any, rows: Any, q: Any) -> Any:
             s += vectors[r, j] * q[j]
         out[i] = s
     return out
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def masked_best(vectors: Any, allowed: Any, q: Any, k: int) -> tuple[Any, Any]:
+    """The rows that ``allowed`` keeps, scored by ``vectors[row] @ q`` in place, that can be among
+    the best ``k`` positive scores: every positive score at or above the ``k``-th best (ties
+    included, so that the caller's tie-break sees them all), rows ascending. One pass over the mask:
+    no list of allowed rows, no array of every allowed score to partition."""
+    d = q.shape[0]
+    heap = np.empty(max(k, 1), np.float32)  # a min-heap of the k best scores so far
+    size = 0
+    n = allowed.shape[0]
+    scores = np.empty(n, np.float32)
+    rows = np.empty(n, np.int64)
+    m = 0
+    for r in range(n):
+        if not allowed[r]:
+            continue
+        s = np.float32(0.0)
+        for j in range(d):
+            s += vectors[r, j] * q[j]
+        if s <= 0.0 or (size == k and s < heap[0]):
+            continue
+        rows[m] = r
+        scores[m] = s
+        m += 1
+        if size < k:
+            heap[size] = s
+            size += 1
+            i = size - 1
+            while i > 0:  # sift up
+                parent = (i - 1) >> 1
+                if heap[parent] <= heap[i]:
+                    break
+                heap[parent], heap[i] = heap[i], heap[parent]
+                i = parent
+        elif s > heap[0]:
+            heap[0] = s
+            i = 0
+            while True:  # sift down
+                low = i
+                left = 2 * i + 1
+                right = left + 1
+                if left < k and heap[left] < heap[low]:
+                    low = left
+                if right < k and heap[right] < heap[low]:
+                    low = right
+                if low == i:
+                    break
+                heap[i], heap[low] = heap[low], heap[i]
+                i = low
+    floor = heap[0] if size == k else np.float32(0.0)
+    keep = 0
+    for i in range(m):
+        if scores[i] >= floor:
+            rows[keep] = rows[i]
+            scores[keep] = scores[i]
+            keep += 1
+    return rows[:keep].copy(), scores[:keep].copy()
