@@ -37,7 +37,7 @@ sys.path.insert(0, str(HERE))
 from corpus_gen import generate, load_sources  # noqa: E402
 from machine_info import machine  # noqa: E402
 
-SIZES = {"10k": 10_000, "30k": 30_000, "100k": 100_000}
+SIZES = {"10k": 10_000, "30k": 30_000, "100k": 100_000, "1m": 1_000_000}
 CHUNKS_PER_DOC = 14.3  # what the structure chunker makes of one generated document (bench/scale.py)
 # shared BM25 statistics: the snapshot keeps one index for all tenants (per-tenant statistics are
 # built in memory, so they would defeat the point of this measurement)
@@ -66,19 +66,28 @@ def rss_mb(pid: int) -> float:
     return float(psutil.Process(pid).memory_info().rss / 2**20)
 
 
-def prepare(size: str, cache: Path, scifact: Path, config: Path) -> tuple[Path, Path, float]:
-    """The generated documents and the embedded store (with its snapshot) for ``size``; seconds spent."""
+def prepare(size: str, cache: Path, scifact: Path, config: Path, scale_cache: Path) -> tuple[Path, Path, float]:
+    """The generated documents and the embedded store (with its snapshot) for ``size``; seconds spent.
+
+    Where bench/scale.py's data cache (``scale_cache``) already holds the store of this size (the same
+    generated documents, chunked the same way), it is copied instead of ingesting them again."""
     from evidencedesk.config import load_settings
     from evidencedesk.desk import Desk
 
     docs, store = cache / size / "docs", cache / size / "store"
     start = time.perf_counter()
+    scaled = scale_cache / size
+    if not store.is_dir() and (scaled / "store").is_dir() and (scaled / "docs").is_dir():
+        shutil.copytree(scaled / "store", store, ignore=shutil.ignore_patterns("snapshot"))
+        docs = scaled / "docs"
+    elif (scaled / "docs").is_dir() and not docs.is_dir():
+        docs = scaled / "docs"
     if not docs.is_dir():
         generate(docs, load_sources(scifact), round(SIZES[size] / CHUNKS_PER_DOC))
     if not (store / "snapshot").is_dir():
-        shutil.rmtree(store, ignore_errors=True)
         with Desk(store, load_settings(config)) as desk:
-            desk.ingest(docs)
+            if not desk.store.chunk_count():
+                desk.ingest(docs)
             desk.write_index(dense=False)
     with Desk(store, load_settings(config)) as desk:
         if not desk.snapshot_status().startswith("snapshot of build"):  # stale or other settings: write it again
@@ -178,6 +187,13 @@ def main() -> int:
     ap.add_argument("--scifact", type=Path, default=HERE.parents[1] / "shared" / "datasets" / "scifact")
     ap.add_argument("--cache-dir", type=Path, default=Path.home() / ".cache" / "evidencedesk-bench" / "memory")
     ap.add_argument("--port", type=int, default=8731)
+    ap.add_argument("--backends", nargs="+", default=["snapshot", "postgres"], choices=["snapshot", "postgres"])
+    ap.add_argument(
+        "--scale-cache",
+        type=Path,
+        default=Path.home() / ".cache" / "evidencedesk-bench" / "scale",
+        help="bench/scale.py's data cache: a store of the same size found there is copied, not ingested again",
+    )
     ap.add_argument("--no-append", action="store_true", help=f"do not append to {RESULTS.name}")
     args = ap.parse_args()
 
@@ -188,14 +204,17 @@ def main() -> int:
     header = machine()
     rows = []
     for size in args.sizes:
-        docs, store, seconds = prepare(size, args.cache_dir, args.scifact, config)
+        docs, store, seconds = prepare(size, args.cache_dir, args.scifact, config, args.scale_cache)
         from evidencedesk.store import Store
 
         with Store(store) as db:
             n_chunks = db.chunk_count()
-        got = measure(str(store), config, queries, args.requests, args.port)
-        rows.append({"backend": "snapshot", "chunks": n_chunks, "ingest_s": seconds, **got})
-        print(table(rows), flush=True)
+        if "snapshot" in args.backends:
+            got = measure(str(store), config, queries, args.requests, args.port)
+            rows.append({"backend": "snapshot", "chunks": n_chunks, "ingest_s": seconds, **got})
+            print(table(rows), flush=True)
+        if "postgres" not in args.backends:
+            continue
         url, seconds = pg_database(args.pg_url, docs, config)
         try:
             got = measure(url, config, queries, args.requests, args.port)
@@ -207,7 +226,7 @@ def main() -> int:
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     section = (
         f"\n## Service memory over PostgreSQL and a snapshot ({now})\n\n"
-        f"`python bench/service_memory.py --sizes {' '.join(args.sizes)} --requests {args.requests}` on {header}; "
+        f"`python bench/service_memory.py {' '.join(sys.argv[1:])}` on {header}; "
         "a shared, loaded 2-core machine, so latencies are only indicative. One `evidencedesk serve` process "
         f"per row, BM25 only, {args.requests} requests alternating `/search` and `/ask` (extractive). "
         "RSS is the server process's resident memory; the ratio divides the final RSS by the smallest "
