@@ -367,7 +367,7 @@ class Desk:
                         extra["tenant_statistics"] = True
             return self.store.searcher(method, **params)
         split = self.tenant_statistics()
-        mapped = None if split else self._snapshot_searcher(method, names)  # one index over every tenant
+        mapped = self._snapshot_searcher(method, names, per_tenant=split)
         if mapped is not None:
             return Serialized(mapped)
         from evidencedesk.retrieval.factory import make_searcher
@@ -379,8 +379,8 @@ class Desk:
 
     def tenant_statistics(self) -> bool:
         """Whether searches use one index per tenant: ``retrieval.tenant_statistics`` is true and the
-        store holds several tenants (with one tenant both ways give the same scores). The memory-mapped
-        snapshot holds one index over every tenant, so it is not used then."""
+        store holds several tenants (with one tenant both ways give the same scores). A snapshot then
+        scores each tenant's rows with that tenant's statistics (counted from its segments)."""
         return bool(self.settings.retrieval.tenant_statistics) and len(self.store.tenants()) > 1
 
     # -- memory-mapped snapshot --------------------------------------------------------------------
@@ -458,8 +458,6 @@ class Desk:
     def snapshot_status(self) -> str:
         """Whether searches use the memory-mapped snapshot, and if not, why."""
         self.build_id()
-        if not self.is_postgres and self.tenant_statistics():
-            return "not used: retrieval.tenant_statistics builds one index per tenant in memory"
         return self._snapshot()[1]
 
     def _snapshot(self) -> tuple[Any, str]:
@@ -473,14 +471,15 @@ class Desk:
                 self._snap = snapshot_status(store, self.settings)
             return self._snap
 
-    def _snapshot_searcher(self, method: str, names: tuple[str, ...] | None) -> Searcher | None:
+    def _snapshot_searcher(self, method: str, names: tuple[str, ...] | None, per_tenant: bool) -> Searcher | None:
         snap, _ = self._snapshot()
         if snap is None:
             return None
         from evidencedesk.wiring_snapshot import snapshot_searcher
 
         legs = names or hybrid_legs(self.settings)
-        return snapshot_searcher(snap, self.store, self.settings, method, legs, lambda: dense_embedder(self.settings))
+        embedder = lambda: dense_embedder(self.settings)  # noqa: E731
+        return snapshot_searcher(snap, self.store, self.settings, method, legs, embedder, per_tenant)
 
     def searcher_label(self, method: str | None = None, legs: Sequence[str] | None = None) -> str:
         """Where ``method`` ranks now: ``pg-bm25``, ``snapshot-bm25``, ``memory-bm25``, ``hybrid(...)``."""

@@ -181,8 +181,10 @@ def snapshot_searcher(
     method: str,
     legs: Sequence[str],
     embedder: Callable[[], Embedder],
+    per_tenant: bool = False,
 ) -> Searcher | None:
-    """A searcher over ``snap`` for ``method`` (bm25, dense, or a hybrid of those), or None."""
+    """A searcher over ``snap`` for ``method`` (bm25, dense, or a hybrid of those), or None.
+    ``per_tenant``: BM25 scores each tenant with its own statistics (dense has none to share)."""
     from evidencedesk.retrieval.hybrid import HybridSearcher
 
     names = list(legs) if method == "hybrid" else [method]
@@ -191,7 +193,7 @@ def snapshot_searcher(
 
     def one(name: str) -> SnapshotSearcher:
         if name == "bm25":
-            return SnapshotSearcher(snap, "bm25", store.chunks_by_id)
+            return SnapshotSearcher(snap, "bm25", store.chunks_by_id, per_tenant=per_tenant)
         kind = "dense-ann" if (snap.manifest.get("dense") or {}).get("ann") else "dense"
         return SnapshotSearcher(snap, kind, store.chunks_by_id, embedder())
 

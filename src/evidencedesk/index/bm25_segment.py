@@ -75,24 +75,25 @@ class SegmentBM25(PostingsScorer):
         if len(self.postings.indptr) != len(self.terms) + 1:
             raise ValueError(f"{directory}: the vocabulary and the postings disagree on the number of terms")
         self._norms: tuple[tuple[float, float, float], np.ndarray] | None = None
-        self._live_df: dict[int, int] = {}
+        self._live_df: dict[tuple[Hashable, int], int] = {}
         self._reset_views()
 
     def columns(self, tokens: Sequence[str]) -> list[int | None]:
         """Each token's column in this segment (None where the segment lacks it)."""
         return [self.terms.find(t) for t in tokens]
 
-    def df(self, column: int, live: np.ndarray | None) -> int:
-        """How many live rows hold the term in ``column`` (``live`` None: every row is live)."""
+    def df(self, column: int, live: np.ndarray | None, key: Hashable = None) -> int:
+        """How many live rows hold the term in ``column`` (``live`` None: every row is live). ``key``
+        names the mask ``live`` when it is not the segment's own live rows (a tenant's, say)."""
         lo, hi = self.postings.bounds[column], self.postings.bounds[column + 1]
         if live is None:
             return hi - lo
-        found = self._live_df.get(column)
+        found = self._live_df.get((key, column))
         if found is None:
             found = int(np.count_nonzero(live[self.postings.rows[lo:hi]]))
             if len(self._live_df) >= _DF_CACHE:
                 self._live_df.clear()
-            self._live_df[column] = found
+            self._live_df[(key, column)] = found
         return found
 
     def norms(self, k1: float, b: float, avgdl: float) -> np.ndarray:
@@ -102,6 +103,11 @@ class SegmentBM25(PostingsScorer):
             rel = self.lengths / avgdl if avgdl > 0 else np.ones(len(self.lengths), dtype=np.float64)
             self._norms = (key, k1 * (1 - b + b * rel))
         return self._norms[1]
+
+    def norms_by_row(self, k1: float, b: float, avgdl: np.ndarray) -> np.ndarray:
+        """``norms`` with an average length per row (``avgdl[row]``, > 0): each tenant's own, when
+        every tenant is scored with its own statistics. The same arithmetic, row by row."""
+        return k1 * (1 - b + b * (self.lengths / avgdl))
 
     def top(
         self,

@@ -227,6 +227,16 @@ class Segment:
             return int(self.meta["total_length"])
         return int(self.bm25.lengths[self.live].sum())
 
+    def tenant_totals(self) -> dict[str, tuple[int, int]]:
+        """Per tenant with live rows here: how many, and their total length in tokens."""
+        values, codes = self.masks.columns()["tenants"]
+        lengths = self.bm25.lengths
+        if self.live is not None:
+            codes, lengths = codes[self.live], lengths[self.live]
+        rows = np.bincount(codes, minlength=len(values))
+        total = np.bincount(codes, weights=lengths, minlength=len(values))  # exact: integers below 2**53
+        return {v: (int(rows[i]), int(total[i])) for i, v in enumerate(values) if rows[i]}
+
     @cached_property
     def bm25(self) -> SegmentBM25:
         return SegmentBM25(self.directory / "bm25", self.n_rows)

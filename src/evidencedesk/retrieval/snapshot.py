@@ -21,6 +21,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -160,6 +161,7 @@ class Snapshot:
         self.build_id: int | None = self.manifest.get("build_id")
         self.n_rows = sum(seg.n_live for seg in self.segments)
         self.tokenizer = Tokenizer.from_dict(self.manifest["tokenizer"])
+        self._tenant_langs: dict[str, list[str]] = {}
         bm25 = self.manifest["bm25"]
         self.k1, self.b = float(bm25["k1"]), float(bm25["b"])
         # the languages of the indexed chunks: a per-language tokenizer reads a query in each of them
@@ -205,29 +207,86 @@ class Snapshot:
                 f"{embedder.name} (dim {embedder.dim}); rebuild the index with that embedder"
             )
 
-    def bm25(self, terms: Sequence[str], k: int, scope: Scope | None = None) -> Ranked:
-        """The best ``k`` live chunk ids inside ``scope`` for the distinct query ``terms``, with BM25 scores."""
-        segments = [seg for seg in self.segments if seg.n_live]
+    # -- per-tenant statistics ----------------------------------------------------------------------
+    @cached_property
+    def tenant_stats(self) -> dict[str, CorpusStats]:
+        """Each tenant's live row count and average length, over every segment."""
+        rows: dict[str, int] = {}
+        total: dict[str, int] = {}
+        for seg in self.segments:
+            if seg.n_live:
+                for tenant, (n, length) in seg.tenant_totals().items():
+                    rows[tenant] = rows.get(tenant, 0) + n
+                    total[tenant] = total.get(tenant, 0) + length
+        return {t: CorpusStats.of(rows[t], total[t]) for t in sorted(rows)}
+
+    def tenants(self) -> list[str]:
+        """The tenants with live rows, sorted."""
+        return list(self.tenant_stats)
+
+    def tenant_langs(self, tenant: str) -> list[str]:
+        """The languages of ``tenant``'s live rows (what an index of its chunks alone would read a query in)."""
+        if not self.tokenizer.per_language:
+            return []
+        found = self._tenant_langs.get(tenant)
+        if found is None:
+            langs: set[str] = set()
+            for seg in self.segments:
+                mask, _ = seg.allowed(_tenant_rows(tenant))
+                values, codes = seg.masks.columns()["langs"]
+                here = codes if mask is None else codes[mask]
+                langs.update(values[int(c)] for c in np.unique(here))
+            found = self._tenant_langs[tenant] = sorted(langs)
+        return found
+
+    @cached_property
+    def _tenant_norms(self) -> dict[int, np.ndarray]:
+        """Per segment (by position): the BM25 length norm of each row with its own tenant's average length."""
+        out = {}
+        for i, seg in enumerate(self.segments):
+            values, codes = seg.masks.columns()["tenants"]
+            stats = self.tenant_stats
+            # a tenant without live rows (or of zero length) has no postings read: any positive value serves
+            avgdl = np.array([stats[v].avgdl if v in stats and stats[v].avgdl > 0 else 1.0 for v in values])
+            out[i] = seg.bm25.norms_by_row(self.k1, self.b, avgdl[codes])
+        return out
+
+    def bm25(self, terms: Sequence[str], k: int, scope: Scope | None = None, tenant: str | None = None) -> Ranked:
+        """The best ``k`` live chunk ids inside ``scope`` for the distinct query ``terms``, with BM25 scores.
+
+        ``tenant``: that tenant's rows only, scored with its own statistics (its row count, average
+        length and document frequencies), exactly as an index of its chunks alone scores them.
+        """
+        segments = [(i, seg) for i, seg in enumerate(self.segments) if seg.n_live]
         stats = self.stats
-        columns = [seg.bm25.columns(terms) for seg in segments]
+        if tenant is not None:
+            base = scope if scope is not None else Scope()
+            if tenant not in self.tenant_stats or (base.tenants is not None and tenant not in base.tenants):
+                return [], []
+            stats, scope = self.tenant_stats[tenant], replace(base, tenants=frozenset({tenant}))
+        columns = [seg.bm25.columns(terms) for _, seg in segments]
         dfs = [0] * len(terms)
-        for seg, cols in zip(segments, columns, strict=True):
+        for (_, seg), cols in zip(segments, columns, strict=True):
+            rows, key = (seg.live, None) if tenant is None else seg.allowed(_tenant_rows(tenant))
+            if rows is not None and not rows.any():
+                continue
             for i, col in enumerate(cols):
                 if col is not None:
-                    dfs[i] += seg.bm25.df(col, seg.live)
+                    dfs[i] += seg.bm25.df(col, rows, key)
         known = [i for i, df in enumerate(dfs) if df > 0]  # a term only deleted rows held is not known
         if not known:
             return [], []
         idf = dict(zip(known, query_idf(stats.n_docs, [dfs[i] for i in known]), strict=True))
         found: list[tuple[float, str]] = []
-        for seg, cols in zip(segments, columns, strict=True):
+        for (position, seg), cols in zip(segments, columns, strict=True):
             allowed, key = seg.allowed(scope)
             if allowed is not None and not allowed.any():
                 continue
             mine = [(col, idf[i]) for i in known if (col := cols[i]) is not None]
             if not mine:
                 continue
-            norms = seg.bm25.norms(self.k1, self.b, stats.avgdl)
+            own = tenant is not None  # each row's own tenant's average length
+            norms = self._tenant_norms[position] if own else seg.bm25.norms(self.k1, self.b, stats.avgdl)
             columns_here, idf_here = [c for c, _ in mine], [w for _, w in mine]
             rows, scores = seg.bm25.top(columns_here, idf_here, self.k1, norms, k, seg.tie, allowed, key)
             found += [(float(s), seg.ids[int(r)]) for r, s in zip(rows.tolist(), scores.tolist(), strict=True)]
@@ -248,6 +307,11 @@ class Snapshot:
         return _best(found, k)
 
 
+def _tenant_rows(tenant: str) -> Scope:
+    """Every live row of ``tenant``, whatever its status, audience or dates."""
+    return Scope(statuses=None, audiences=None, tenants=frozenset({tenant}), check_validity=False)
+
+
 def _best(found: list[tuple[float, str]], k: int) -> Ranked:
     """The ``k`` best ``(score, id)`` pairs of every segment: score descending, ties by id."""
     found.sort(key=lambda x: (-x[0], x[1]))
@@ -258,7 +322,9 @@ class SnapshotSearcher:
     """BM25 or dense search over a Snapshot; ``fetch`` returns stored chunks by id (e.g. ``Store.chunks_by_id``).
 
     ``method``: "bm25", "dense" (exact) or "dense-ann" (the HNSW graph, exact inside small filters).
-    Dense methods need the ``embedder`` the snapshot's vectors were made with.
+    Dense methods need the ``embedder`` the snapshot's vectors were made with. ``per_tenant`` (BM25):
+    each tenant's rows are scored with that tenant's own statistics and the tenants' lists merged by
+    score, as one index per tenant would rank them (``retrieval.tenant_statistics``).
     """
 
     def __init__(
@@ -267,6 +333,7 @@ class SnapshotSearcher:
         method: str,
         fetch: Callable[[Sequence[str]], list[Chunk]],
         embedder: Any = None,
+        per_tenant: bool = False,
     ) -> None:
         if method not in ("bm25", "dense", "dense-ann"):
             raise ValueError(f"method: must be bm25, dense or dense-ann, got {method!r}")
@@ -276,6 +343,7 @@ class SnapshotSearcher:
         self.fetch = fetch
         self.embedder = embedder
         self.tokenizer = snapshot.tokenizer  # what BM25 matched query words with (for explanations)
+        self.per_tenant = per_tenant and method == "bm25"
         if method != "bm25":
             if embedder is None:
                 raise ValueError(f"method {method!r}: needs the embedder the snapshot's vectors were made with")
@@ -286,8 +354,17 @@ class SnapshotSearcher:
 
     def ranked(self, query: str | np.ndarray, k: int, scope: Scope | None = None) -> Ranked:
         """Best ``k`` chunk ids and scores inside ``scope``; a dense method also takes a query vector."""
+        snap = self.snapshot
+        if self.per_tenant:
+            allowed = snap.tenants() if scope is None or scope.tenants is None else sorted(scope.tenants)
+            found: list[tuple[float, str]] = []
+            for tenant in allowed:
+                terms = snap.tokenizer.query_terms(str(query), snap.tenant_langs(tenant))
+                ids, scores = snap.bm25(terms, k, scope, tenant=tenant)
+                found += zip(scores, ids, strict=True)
+            return _best(found, k)
         if self.method == "bm25":
-            return self.snapshot.bm25(self.snapshot.tokenizer.query_terms(str(query), self.snapshot.langs), k, scope)
+            return snap.bm25(snap.tokenizer.query_terms(str(query), snap.langs), k, scope)
         vector = embed_query(self.embedder, query) if isinstance(query, str) else query
         return self.snapshot.dense(vector, k, scope, ann=self.method == "dense-ann")
 
