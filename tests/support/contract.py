@@ -19,6 +19,15 @@ def round_trip(store: StoreProtocol, corpus: Path) -> None:
     assert [c.id for c in store.chunks_by_id([ids[-1], "missing", ids[0]])] == [ids[-1], ids[0]]
     first = store.chunk(ids[0])
     assert first is not None and store.document(first.doc_id) is not None
+    # headers: every document as documents() has it, without its text and sections
+    docs = store.documents()
+    headers = store.document_headers()
+    assert [d.id for d in headers] == [d.id for d in docs]
+    assert all(h.text == "" and h.sections == () for h in headers)
+    assert [(h.title, h.path, h.format, h.metadata, h.content_hash, h.first_line) for h in headers] == [
+        (d.title, d.path, d.format, d.metadata, d.content_hash, d.first_line) for d in docs
+    ]
+    assert any(d.text for d in docs)
     latest = store.latest_build()
     assert latest is not None and latest.id == report.build_id and store.builds()[-1] == latest
     store.save_trace("t1", {"query": "hello"})

@@ -44,7 +44,7 @@ def docs(store: StoreOpt = None, config: ConfigOpt = None, as_json: JsonOpt = Fa
     settings = load_config(config)
     with open_desk(settings, store) as desk:
         counts = desk.store.chunk_counts()
-        rows = [_summary(d, counts.get(d.id, 0)) for d in desk.store.documents()]
+        rows = [_summary(d, counts.get(d.id, 0)) for d in desk.store.document_headers()]
     if as_json:
         print_json(rows)
         return

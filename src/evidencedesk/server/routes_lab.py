@@ -39,7 +39,7 @@ def _labels(state: ServiceState, scope: Scope) -> list[Label]:
 @router.get("/options", response_model=LabOptions)
 def options(state: StateDep, caller: CallerDep) -> dict[str, Any]:
     """What the lab's controls offer: chunkers, methods, and the scope values the caller may narrow to."""
-    docs = [d for d in state.documents() if caller.scope.allows(d.metadata, d.id)]
+    docs = [d for d in state.document_headers() if caller.scope.allows(d.metadata, d.id)]
     values = {
         "statuses": sorted({d.metadata.status for d in docs}),
         "audiences": sorted({d.metadata.audience for d in docs}),
@@ -109,7 +109,7 @@ def _allowed_count(state: ServiceState, lab: _Lab) -> int:
     if lab.corpus is not None:
         return sum(lab.scope.allows_chunk(c) for c in lab.corpus.chunks)
     counts = state.store.chunk_counts()
-    return sum(counts.get(d.id, 0) for d in state.documents() if lab.scope.allows(d.metadata, d.id))
+    return sum(counts.get(d.id, 0) for d in state.document_headers() if lab.scope.allows(d.metadata, d.id))
 
 
 @router.post("/search", response_model=LabSearchResponse)

@@ -19,7 +19,7 @@ def list_documents(state: StateDep, caller: CallerDep) -> list[dict[str, Any]]:
     """The documents inside the caller's scope, with their chunk counts."""
     counts = state.store.chunk_counts()
     out = []
-    for doc in state.documents():
+    for doc in state.document_headers():
         if caller.scope.allows(doc.metadata, doc.id):
             out.append(
                 {

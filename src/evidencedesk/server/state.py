@@ -101,8 +101,9 @@ class ServiceState:
 
         return self._corpora.get(("lab", chunking, build), rechunk)
 
-    def documents(self) -> list[Document]:
-        return self.store.documents()
+    def document_headers(self) -> list[Document]:
+        """Every stored document without its text (ids, titles, paths, metadata)."""
+        return self.store.document_headers()
 
     def each_document(self) -> Iterator[Document]:
         """Every stored document, read one at a time (never all of them in memory at once)."""

@@ -60,7 +60,7 @@ def visible_report(report: dict[str, Any], scope: Scope, store: StoreProtocol) -
     for name in ("added", "updated", "unchanged", "removed"):
         out[name] = [i for i in report.get(name) or [] if shown(i)]
     out["failed"] = [{**f, "kept": f.get("kept") if shown(f.get("kept")) else None} for f in report.get("failed") or []]
-    docs = [d for d in store.documents() if scope.allows(d.metadata, d.id)]
+    docs = [d for d in store.document_headers() if scope.allows(d.metadata, d.id)]
     counts = store.chunk_counts()
     out["n_documents"] = len(docs)
     out["n_chunks"] = sum(counts.get(d.id, 0) for d in docs)

@@ -43,6 +43,8 @@ class StoreBase(ABC):
     """``SELECT`` of chunk rows (with ``n``) joined with their document's title and path, aliased ``c``."""
     TRACE_ORDER: ClassVar[str]
     """``ORDER BY`` terms for traces, newest first."""
+    EMPTY_SECTIONS: ClassVar[str]
+    """An empty ``sections`` column value in SQL (JSON text or jsonb)."""
 
     _chunker: Chunker
 
@@ -132,6 +134,15 @@ class StoreBase(ABC):
     # -- documents and chunks -------------------------------------------------------------------
     def documents(self) -> list[Document]:
         return [self._document_from(r) for r in self._rows("SELECT * FROM documents ORDER BY id")]
+
+    def document_headers(self) -> list[Document]:
+        """Every document, ordered by id, without its text and sections (``text`` is empty): what a
+        listing or a scope check needs, without reading every document's text into memory."""
+        sql = (
+            "SELECT id, title, path, format, content_hash, metadata, first_line, '' AS text,"
+            f" {self.EMPTY_SECTIONS} AS sections FROM documents ORDER BY id"
+        )
+        return [self._document_from(r) for r in self._rows(sql)]
 
     def document(self, doc_id: str) -> Document | None:
         rows = self._rows(f"SELECT * FROM documents WHERE id = {self.MARK}", (doc_id,))

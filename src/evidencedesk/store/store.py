@@ -33,6 +33,7 @@ class Store(StoreBase):
     """The embedded store in folder ``path`` (created if missing). Use as a context manager or call close()."""
 
     MARK = "?"
+    EMPTY_SECTIONS = "'[]'"
     CHUNK_SELECT = (
         "SELECT c.*, d.title AS doc_title, d.path AS doc_path FROM chunks c JOIN documents d ON d.id = c.doc_id"
     )

@@ -57,6 +57,7 @@ class PgStore(StoreBase):
     """
 
     MARK = "%s"
+    EMPTY_SECTIONS = "'[]'::jsonb"
     CHUNK_SELECT = CHUNK_SELECT
     TRACE_ORDER = "created_at DESC, seq DESC"
 
