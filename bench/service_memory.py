@@ -66,6 +66,17 @@ def rss_mb(pid: int) -> float:
     return float(psutil.Process(pid).memory_info().rss / 2**20)
 
 
+def rss_parts_mb(pid: int) -> tuple[float, float]:
+    """``(anonymous, file-backed)`` resident MB (Linux): what the process holds itself, and the pages of
+    mapped files (the snapshot's postings, vectors, the model files) that the OS may drop and read again."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("RssAnon", "RssFile"):
+            fields[name] = int(value.split()[0]) / 1024
+    return fields.get("RssAnon", float("nan")), fields.get("RssFile", float("nan"))
+
+
 def prepare(size: str, cache: Path, scifact: Path, config: Path, scale_cache: Path) -> tuple[Path, Path, float]:
     """The generated documents and the embedded store (with its snapshot) for ``size``; seconds spent.
 
@@ -157,6 +168,7 @@ def measure(store: str, config: Path, queries: list[str], requests: int, port: i
             if n == 1:
                 out["first"] = rss_mb(proc.pid)
         out["after"] = rss_mb(proc.pid)
+        out["anon"], out["file"] = rss_parts_mb(proc.pid)
         out["searcher"] = searcher
         out["p50_ms"] = sorted(latencies)[len(latencies) // 2]
         return out
@@ -167,14 +179,15 @@ def measure(store: str, config: Path, queries: list[str], requests: int, port: i
 
 def table(rows: list[dict[str, Any]]) -> str:
     columns = ("backend", "chunks", "ingest s", "RSS start MB", "after 2 requests MB", "after all MB",
-               "ratio to smallest", "p50 ms", "searcher")  # fmt: skip
-    lines = ["| " + " | ".join(columns) + " |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+               "of which anonymous / mapped files MB", "ratio to smallest", "p50 ms", "searcher")  # fmt: skip
+    lines = ["| " + " | ".join(columns) + " |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     smallest: dict[str, float] = {}
     for r in rows:
         first = smallest.setdefault(r["backend"], r["after"])
         lines.append(
             f"| {r['backend']} | {r['chunks']:,} | {r['ingest_s']:.0f} | {r['start']:.0f} | {r['first']:.0f} | "
-            f"{r['after']:.0f} | {r['after'] / first:.2f} | {r['p50_ms']:.0f} | {r['searcher']} |"
+            f"{r['after']:.0f} | {r.get('anon', float('nan')):.0f} / {r.get('file', float('nan')):.0f} | "
+            f"{r['after'] / first:.2f} | {r['p50_ms']:.0f} | {r['searcher']} |"
         )
     return "\n".join(lines)
 
@@ -229,8 +242,11 @@ def main() -> int:
         f"`python bench/service_memory.py {' '.join(sys.argv[1:])}` on {header}; "
         "a shared, loaded 2-core machine, so latencies are only indicative. One `evidencedesk serve` process "
         f"per row, BM25 only, {args.requests} requests alternating `/search` and `/ask` (extractive). "
-        "RSS is the server process's resident memory; the ratio divides the final RSS by the smallest "
-        "corpus's on the same backend.\n\n" + table(rows) + "\n"
+        "RSS is the server process's resident memory, split into anonymous memory (what the process "
+        "holds) and pages of memory-mapped files (snapshot, model; the OS drops and rereads them under "
+        "pressure); the ratio divides the final RSS by the smallest corpus's on the same backend. "
+        '"ingest s" is the time this run spent making the store and its snapshot (0: made by an earlier '
+        "run; a store copied from bench/scale.py's data cache is not ingested again).\n\n" + table(rows) + "\n"
     )
     print(section)
     if not args.no_append:
