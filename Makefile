@@ -57,10 +57,13 @@ bench: $(FULL)
 	$(PY) bench/run_all.py --scifact ../shared/datasets/scifact
 
 # The growth curve at 10k, 100k and 1M chunks (about 30 minutes once its data cache exists;
-# making the cache ingests a million chunks once, about 10 more minutes).
+# making the cache ingests a million chunks once, about 10 more minutes), then the time from an
+# ingest to searchable and the service's memory over the same stores (about 15 more minutes).
 bench-1m: $(FULL)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/scale.py --scifact ../shared/datasets/scifact --sizes 10k 100k 1m
+	$(PY) bench/refresh.py --scifact ../shared/datasets/scifact --sizes 10k 100k 1m --quick 1m
+	$(PY) bench/service_memory.py --scifact ../shared/datasets/scifact --sizes 10k 100k 1m --backends snapshot
 
 docs: $(BASE)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -d site
