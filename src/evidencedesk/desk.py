@@ -26,7 +26,7 @@ from typing import Any
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.config import Settings, load_settings, override
 from evidencedesk.documents import Chunk
-from evidencedesk.errors import ConfigError, StoreError
+from evidencedesk.errors import ConfigError, StoreError, TooLargeForMemory
 from evidencedesk.progress import Callback, Meter
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.scope import Scope
@@ -53,6 +53,8 @@ from evidencedesk.wiring import (
 )
 
 METHODS = ("bm25", "tfidf", "lsa", "dense", "hybrid")  # evidencedesk.retrieval.factory.METHODS
+_IN_MEMORY_ONLY = "TF-IDF and LSA are built in memory only: use bm25, dense or a hybrid of those"
+_WRITE_INDEX = "with a snapshot that fits (evidencedesk index), BM25 and dense search read their index from disk"
 
 
 @dataclass(frozen=True)
@@ -220,6 +222,9 @@ class Desk:
         self._snap: tuple[Any, str] | None = None  # (snapshot or None, why) for self._build
         self._generators: dict[str, Generator] = {}
         self._default_scope: Scope | None = None
+        # None: no limit. Otherwise a step that would hold every chunk in memory (an in-memory index,
+        # a re-chunking) over a store with more chunks raises TooLargeForMemory (the service sets it)
+        self.max_memory_chunks: int | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
@@ -360,7 +365,10 @@ class Desk:
                 self.store.ensure_vectors(dense_embedder(self.settings), cache, contextual=contextual)
             params = pg_searcher_params(self.settings, method, cache, names)
             if method in ("tfidf", "lsa"):  # no database form: built in memory from the chunks
+                self.check_memory(f"method {method}", _IN_MEMORY_ONLY)
                 params = leg_params(self.settings, method, cache)
+            elif method == "hybrid" and {"tfidf", "lsa"} & set(leg_names):
+                self.check_memory(f"a hybrid with legs {', '.join(leg_names)}", _IN_MEMORY_ONLY)
             if self.tenant_statistics():
                 for leg, extra in [(method, params)] if method != "hybrid" else params["leg_params"].items():
                     if leg != "dense":
@@ -372,10 +380,26 @@ class Desk:
             return Serialized(mapped)
         from evidencedesk.retrieval.factory import make_searcher
 
+        legs = list(names or hybrid_legs(self.settings)) if method == "hybrid" else [method]
+        hint = _IN_MEMORY_ONLY if {"tfidf", "lsa"} & set(legs) else f"{self.snapshot_status()}; {_WRITE_INDEX}"
+        self.check_memory(f"method {method}", hint)
         chunks = self.store.chunks()
         self._chunks = chunks
         params = searcher_params(self.settings, method, cache, names)
         return Serialized(make_searcher(method, chunks, tenant_statistics=split, **params))
+
+    def check_memory(self, what: str, hint: str) -> None:
+        """Raise TooLargeForMemory when ``what`` (a step holding every chunk in memory) meets a store with
+        more chunks than ``max_memory_chunks``; ``hint`` says what to do instead."""
+        limit = self.max_memory_chunks
+        if limit is None:
+            return
+        n = self.store.chunk_count()
+        if n > limit:
+            raise TooLargeForMemory(
+                f"{what}: would hold all {n:,} chunks of this store in memory, more than max_memory_chunks "
+                f"({limit:,}); {hint}"
+            )
 
     def tenant_statistics(self) -> bool:
         """Whether searches use one index per tenant: ``retrieval.tenant_statistics`` is true and the
@@ -721,6 +745,7 @@ class Desk:
         from evidencedesk.evaluation.series import chunk_size_series
 
         method = method or self.settings.retrieval.method
+        self.check_memory("the size series", "it re-chunks every document four ways; leave it out")
         the_scope = self.scope(scope)
         documents = [d for d in self.store.documents() if the_scope.allows(d.metadata, d.id)]
         params = searcher_params(self.settings, method, self.path / EMBEDDINGS_FILE)

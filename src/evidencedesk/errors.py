@@ -75,6 +75,11 @@ class GenerationError(EvidencedeskError, RuntimeError):
     """A language model could not be reached or gave no usable reply."""
 
 
+class TooLargeForMemory(EvidencedeskError):
+    """A step that would hold every chunk in memory (an in-memory index, a re-chunking) over a store with
+    more chunks than the limit set for it (``Desk.max_memory_chunks``; the service's ``max_memory_chunks``)."""
+
+
 class RequestRefused(EvidencedeskError):
     """A request the service turns down: ``status`` is the HTTP status, ``message`` says why."""
 
@@ -104,4 +109,5 @@ __all__ = [
     "RequestRefused",
     "SnapshotError",
     "StoreError",
+    "TooLargeForMemory",
 ]

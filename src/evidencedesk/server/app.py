@@ -21,6 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from evidencedesk.config import Settings
+from evidencedesk.errors import TooLargeForMemory
 from evidencedesk.index.postings_kernel import warm as warm_kernel
 from evidencedesk.server import routes_eval, routes_ingest, routes_lab, routes_ops, routes_query, routes_records
 from evidencedesk.server.limits import JsonTooLarge, upload_limit
@@ -79,6 +80,10 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
             limit = upload_limit(state.service) if request.url.path == "/ingest" else state.service.max_body_bytes
             exc = StarletteHTTPException(413, f"request body larger than {limit} bytes", exc.headers)
         return await http_exception_handler(request, exc)
+
+    @app.exception_handler(TooLargeForMemory)
+    async def too_large(request: Request, exc: TooLargeForMemory) -> Response:
+        return JSONResponse({"detail": str(exc)}, 413)  # names the limit and what to do instead
 
     def body_limit(path: str) -> int:
         return upload_limit(state.service) if path == "/ingest" else state.service.max_body_bytes

@@ -164,6 +164,10 @@ class ServiceSettings(_Strict):
     max_candidates: int = Field(200, ge=1, le=10_000)  # candidate depth ``/ask`` may fetch before reranking
     max_request_seconds: float = Field(60.0, gt=0)  # every route but /ingest; past it the answer is 408
     lab_cache: int = Field(8, ge=1, le=256)  # re-chunked corpora (with their searchers) kept in memory
+    # a request that would hold every chunk in memory (TF-IDF or LSA, BM25 or dense without a usable
+    # snapshot, re-chunking in the lab, the size series of /eval) is refused (413) over a store with more
+    # chunks than this; BM25 and dense over the snapshot, and PostgreSQL, serve any size
+    max_memory_chunks: int = Field(200_000, ge=1)
     limits: LimitSpec = LimitSpec()  # per key, unless the key sets its own
     costs: CostSpec = CostSpec()
     trace_retention: int = Field(10_000, ge=1)  # traces kept (the newest); older ones are deleted

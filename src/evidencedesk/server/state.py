@@ -66,6 +66,7 @@ class ServiceState:
         # keys that name tenants turn per-tenant statistics on (unless the shared config decides)
         self.desk.settings = with_tenant_statistics(self.desk.settings, service)
         self.settings = self.desk.settings
+        self.desk.max_memory_chunks = service.max_memory_chunks
         self.service = service
         self.store = self.desk.store
         self.store_path = self.desk.path
@@ -95,6 +96,7 @@ class ServiceState:
         build = self.build_id()
 
         def rechunk() -> Corpus:
+            self.desk.check_memory("re-chunking in the lab", "search the stored chunks (no chunker)")
             docs: Sequence[Document] = self.store.documents()
             chunks = [c for d in docs for c in chunk_document(d, chunking)]
             return Corpus(("lab", chunking, build), chunks, chunking.to_dict())
