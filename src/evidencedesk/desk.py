@@ -396,9 +396,9 @@ class Desk:
             return
         n = self.store.chunk_count()
         if n > limit:
-            raise TooLargeForMemory(
-                f"{what}: would hold all {n:,} chunks of this store in memory, more than max_memory_chunks "
-                f"({limit:,}); {hint}"
+            raise TooLargeForMemory(  # the count stays out: a caller may not see the whole store's size
+                f"{what}: would hold every chunk of this store in memory, and it has more than "
+                f"max_memory_chunks ({limit:,}); {hint}"
             )
 
     def tenant_statistics(self) -> bool:

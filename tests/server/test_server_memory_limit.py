@@ -39,7 +39,9 @@ def test_over_the_limit_in_memory_steps_are_refused_and_the_snapshot_still_answe
     c = client_for(store_copy, _limited(store_copy, n_chunks - 1))
     staff = headers(STAFF_KEY)
     # no snapshot yet: BM25 would be built in memory
-    _refused(c.post("/search", json={**QUERY, "method": "bm25"}), f"{n_chunks:,} chunks", "no snapshot")
+    r = c.post("/search", json={**QUERY, "method": "bm25"})
+    _refused(r, f"max_memory_chunks ({n_chunks - 1:,})", "no snapshot")
+    assert str(n_chunks) not in r.json()["detail"]  # the whole store's size is not the caller's to see
     _refused(c.post("/search", json={**QUERY, "method": "tfidf"}), "TF-IDF and LSA")
     _refused(
         c.post("/lab/search", json={**QUERY, "chunker": {"name": "fixed", "size": 60}}, headers=staff),
