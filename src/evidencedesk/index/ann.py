@@ -143,7 +143,7 @@ class AnnIndex:
                 raise ValueError(f"allowed_mask: expected {n} entries, got shape {allowed_mask.shape}")
             if allowed_mask.all():
                 allowed_mask = None
-        n_allowed = n if allowed_mask is None else int(allowed_mask.sum())
+        n_allowed = n if allowed_mask is None else int(np.count_nonzero(allowed_mask))  # 10x a bool sum
         if n_allowed == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         if allowed_mask is not None and (n_allowed < self.exact_rows or n_allowed < self.exact_fraction * n):
