@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from evidencedesk.index.min_heap_jit import replace_min
+
 
 @njit(cache=True, nogil=True, fastmath=True)
 def rows_dot(vectors: Any, rows: Any, q: Any) -> Any:
@@ -56,28 +58,10 @@ def masked_best(vectors: Any, allowed: Any, q: Any, k: int) -> tuple[Any, Any]:
         if size < k:
             heap[size] = s
             size += 1
-            i = size - 1
-            while i > 0:  # sift up
-                parent = (i - 1) >> 1
-                if heap[parent] <= heap[i]:
-                    break
-                heap[parent], heap[i] = heap[i], heap[parent]
-                i = parent
+            if size == k:
+                heap.sort()  # ascending: a valid min-heap
         elif s > heap[0]:
-            heap[0] = s
-            i = 0
-            while True:  # sift down
-                low = i
-                left = 2 * i + 1
-                right = left + 1
-                if left < k and heap[left] < heap[low]:
-                    low = left
-                if right < k and heap[right] < heap[low]:
-                    low = right
-                if low == i:
-                    break
-                heap[i], heap[low] = heap[low], heap[i]
-                i = low
+            replace_min(heap, k, s)
     floor = heap[0] if size == k else np.float32(0.0)
     keep = 0
     for i in range(m):

@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from evidencedesk.index.min_heap_jit import replace_min
+
 
 @njit(cache=True, nogil=True)
 def worse(s_a: float, t_a: int, s_b: float, t_b: int) -> bool:
@@ -155,22 +157,8 @@ def kth_largest(values: Any, n: int, k: int) -> float:
         return -1.0
     heap = np.sort(values[:k])  # ascending: a valid min-heap
     for j in range(k, n):
-        s = values[j]
-        if s > heap[0]:
-            heap[0] = s
-            i = 0
-            while True:
-                low = i
-                left = 2 * i + 1
-                right = left + 1
-                if left < k and heap[left] < heap[low]:
-                    low = left
-                if right < k and heap[right] < heap[low]:
-                    low = right
-                if low == i:
-                    break
-                heap[i], heap[low] = heap[low], heap[i]
-                i = low
+        if values[j] > heap[0]:
+            replace_min(heap, k, values[j])
     return float(heap[0])
 
 
