@@ -80,7 +80,7 @@ def test_a_small_drift_rewrites_nothing_and_ranks_exactly(make_store: Callable[.
     after = _row_versions(pg)
     assert {cid: after[cid] for cid in before} == before  # no stored row was rewritten
     reference = BM25Searcher(pg.chunks())
-    searcher = PgBM25Searcher(pg, margin=0, index_fraction=0.0)
+    searcher = PgBM25Searcher(pg, margin=0, plan="scan")
     reads: list[int] = []
     for query in [" ".join(rng.sample(WORDS, rng.randint(1, 4))) for _ in range(40)]:
         expected = [(c.chunk.id, c.score) for c in reference.search(query, 5)]
@@ -132,7 +132,7 @@ def test_the_bound_catches_an_order_the_stored_weights_get_wrong(make_store: Cal
     pg.upsert(documents_for([long]))
     expected = [(c.chunk.id, c.score) for c in BM25Searcher(pg.chunks()).search("zeta", 1)]
     assert expected[0][0] == "long:c0"
-    searcher = PgBM25Searcher(pg, margin=0, index_fraction=0.0)
+    searcher = PgBM25Searcher(pg, margin=0, plan="scan")
     assert [(c.chunk.id, c.score) for c in searcher.search("zeta", 1)] == expected
     assert searcher.last_reads == 2
 

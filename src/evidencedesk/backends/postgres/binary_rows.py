@@ -37,6 +37,10 @@ def int4(value: int) -> bytes:
     return struct.pack(">ii", 4, value)
 
 
+def int8(value: int) -> bytes:
+    return struct.pack(">iq", 8, value)
+
+
 def int4_array(values: np.ndarray) -> bytes:
     n = len(values)
     if n == 0:

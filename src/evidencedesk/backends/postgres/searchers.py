@@ -20,6 +20,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from evidencedesk.backends.postgres.bm25_drift import cut_is_exact, upper_ratio
+from evidencedesk.backends.postgres.bm25_impact import ImpactStats, impact_top
 from evidencedesk.backends.postgres.bm25_sparse import QueryTerm
 from evidencedesk.backends.postgres.rows import CHUNK_SELECT, chunk_from_record
 from evidencedesk.backends.postgres.scope_sql import limit_tenants, scope_condition
@@ -35,17 +36,13 @@ DENSE_MODES = ("hnsw", "exact")
 HNSW_OVERFETCH = 4
 _SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
-# Two exact plans for BM25. Rare query terms: the GIN index on the term ids finds the few chunks holding one.
-# Common terms: scan, computing the inner product once per row (a positive score means a shared term). The
-# plan to avoid is a scan testing the generic array overlap row by row: it costs twice the inner product.
-_BM25_INDEX_SQL = (
-    "SELECT chunk_id, terms, tfs, dl, weights <#> %(q)s AS neg FROM chunk_terms"
-    " WHERE terms && %(ids)s::int4[] AND {scope} ORDER BY neg, chunk_id LIMIT %(n)s"
-)
+# The fallback plan for BM25 (no impact-ordered postings yet, or a query they cannot settle cheaply):
+# score every chunk in scope, computing the inner product once per row (a positive score: a shared term).
 _BM25_SCAN_SQL = (
     "SELECT chunk_id, terms, tfs, dl, neg FROM (SELECT chunk_id, terms, tfs, dl, weights <#> %(q)s AS neg"
     " FROM chunk_terms WHERE {scope} OFFSET 0) AS s WHERE neg < 0 ORDER BY neg, chunk_id LIMIT %(n)s"
 )
+BM25_PLANS = ("auto", "scan")
 _TENANT_STATS = "SELECT count(*), coalesce(sum(dl), 0) FROM chunk_terms WHERE tenant = %s"
 _TENANT_DF = (
     "SELECT v.term, v.id, count(*) FROM vocab v JOIN chunk_terms c ON c.terms && ARRAY[v.id]"
@@ -90,13 +87,11 @@ class PgBM25Searcher:
     index's. When the k-th exact score cannot be proven above every unread row's (``cut_is_exact``),
     four times as many rows are read, until it can or every matching row was read.
 
-    Which rows are read: the query's rarest terms, while their postings (document frequencies)
-    add up to fewer than ``index_fraction`` times the chunks, find their chunks through the GIN
-    index on term ids ("index" when every query term is rare). When some terms are common, a chunk
-    holding none of the rare ones scores at most ``(k1 + 1)`` times the common terms' idf sum (a
-    term's weight is below k1 + 1); when the k-th score among the indexed chunks beats that, the
-    top k is exact without reading the others ("bounded"). Otherwise every chunk in scope is
-    scored in one scan ("scan").
+    Which rows are read (``plan="auto"``): the impact-ordered postings (``bm25_blocks``) give each
+    query term's best-weighted chunks first, and a threshold algorithm (``bm25_impact``) scores rows
+    exactly until no unread row can enter the top k ("impact"). When no postings are built yet, or
+    proving the top k would read too many of them, every chunk in scope is scored in one scan
+    ("scan"); ``plan="scan"`` always does that.
 
     ``tenant_statistics`` ranks each tenant in scope with its own chunk count, total length and
     document frequencies (counted from ``chunk_terms`` at query time), as if it were alone in the
@@ -106,20 +101,22 @@ class PgBM25Searcher:
     name = "bm25"
 
     def __init__(
-        self, store: PgStore, margin: int = 10, index_fraction: float = 0.05, tenant_statistics: bool = False
+        self, store: PgStore, margin: int = 10, plan: str = "auto", tenant_statistics: bool = False
     ) -> None:
         if not isinstance(store, PgStore):
             raise ValueError(f"store: expected a PgStore, got {type(store).__name__}")
         if margin < 0:
             raise ValueError(f"margin: must be at least 0, got {margin}")
-        if not index_fraction >= 0:
-            raise ValueError(f"index_fraction: must be a number >= 0, got {index_fraction}")
+        if plan not in BM25_PLANS:
+            raise ValueError(f"plan: must be one of {', '.join(BM25_PLANS)}, got {plan!r}")
         self.store = store
         self.margin = margin
-        self.index_fraction = index_fraction
+        self.plan = plan
         self.tenant_statistics = tenant_statistics
-        self.last_path = ""  # which plan answered the last search: "index", "bounded" or "scan"
-        self.last_reads = 0  # how many reads the last search needed to prove its top k exact
+        self.last_path = ""  # which plan answered the last search: "impact" or "scan"
+        self.last_reads = 0  # how many scan reads the last search needed to prove its top k exact
+        self.impact = ImpactStats()  # what the impact plan read in the last search
+        self._blocks = False  # whether the store has its impact-ordered postings built
         self._lang_list: list[str] | None = None
 
     @property
@@ -163,8 +160,9 @@ class PgBM25Searcher:
         with self.store.reads.connection() as conn, conn.transaction():
             conn.execute(_SNAPSHOT)
             limit_tenants(conn, scope)
-            encoded = conn.execute("SELECT encoded_avgdl FROM bm25_stats").fetchone()
+            encoded = conn.execute("SELECT encoded_avgdl, blocks_base_last IS NOT NULL FROM bm25_stats").fetchone()
             encoded_avgdl = encoded[0] if encoded else None
+            self._blocks = bool(encoded and encoded[1])
             self.last_reads = 0
             if not self.tenant_statistics:
                 stats = conn.execute("SELECT n_chunks, total_length FROM bm25_stats").fetchone()
@@ -210,31 +208,21 @@ class PgBM25Searcher:
         idf = encoder.idf(n, [by_term[w][1] for w in known])
         terms = [QueryTerm(by_term[w][0], w, by_term[w][1], float(v)) for w, v in zip(known, idf, strict=True)]
         condition, params = scope_condition(scope)
-        # the rarest terms whose postings stay under the budget; the others are "common"
-        rare: list[QueryTerm] = []
-        for t in sorted(terms, key=lambda t: (t.df, t.id)):
-            if sum(r.df for r in rare) + t.df >= self.index_fraction * n:
-                break
-            rare.append(t)
-        params["q"] = encoder.query_vector(terms)
         ratio = upper_ratio(avgdl, encoded_avgdl, encoder.b)
-        if rare:  # candidates from the GIN index: the chunks holding a rare term
-            conn.execute("SELECT set_config('enable_seqscan', 'off', true)")
-            params["ids"] = [t.id for t in rare]
-            # a chunk holding only common terms scores at most (k1 + 1) * their idf sum
-            common = [t for t in terms if t not in rare]
-            outside = (encoder.k1 + 1) * sum(t.idf for t in common) if common else None
-            statement = sql.SQL(_BM25_INDEX_SQL).format(scope=condition)
-            scored = self._read(conn, statement, params, terms, k, avgdl, ratio, outside)
-            if scored is not None:
-                self.last_path = "index" if len(rare) == len(terms) else "bounded"
-                return scored[:k]
-            conn.execute("SELECT set_config('enable_seqscan', 'on', true)")
+        if self.plan == "auto" and self._blocks:
+
+            def exact(term_ids: Sequence[int], tfs: Sequence[int], dl: int) -> float:
+                return encoder.score(terms, term_ids, tfs, dl, avgdl)
+
+            vector = encoder.query_vector(terms)
+            top = impact_top(conn, terms, k, scope, condition, params, exact, ratio, vector, self.impact)
+            if top is not None:
+                self.last_path = "impact"
+                return top
+        params["q"] = encoder.query_vector(terms)
         self.last_path = "scan"
         statement = sql.SQL(_BM25_SCAN_SQL).format(scope=condition)
-        scored = self._read(conn, statement, params, terms, k, avgdl, ratio, None)
-        assert scored is not None
-        return scored[:k]
+        return self._read(conn, statement, params, terms, k, avgdl, ratio)[:k]
 
     def _read(
         self,
@@ -245,13 +233,8 @@ class PgBM25Searcher:
         k: int,
         avgdl: float,
         ratio: float,
-        outside: float | None,
-    ) -> list[tuple[str, float]] | None:
-        """Rows by stored score, rescored exactly, read until their top k is proven (see ``bm25_drift``).
-
-        ``outside``: the most a chunk the statement cannot return may score (None: it returns every
-        matching chunk); None comes back when the top k cannot be proven to beat it.
-        """
+    ) -> list[tuple[str, float]]:
+        """Rows by stored score, rescored exactly, read until their top k is proven (see ``bm25_drift``)."""
         encoder = self.store.encoder
         want = k + self.margin
         while True:
@@ -260,8 +243,6 @@ class PgBM25Searcher:
             self.last_reads += 1
             scored = [(cid, encoder.score(terms, ids, tfs, dl, avgdl)) for cid, ids, tfs, dl, _ in rows]
             scored.sort(key=lambda p: (-p[1], p[0]))
-            if outside is not None and not cut_is_exact([s for _, s in scored], k, outside, 1.0):
-                return None
             if len(rows) < want or cut_is_exact([s for _, s in scored], k, -float(rows[-1][4]), ratio):
                 return scored
             want *= 4

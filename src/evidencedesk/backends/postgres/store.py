@@ -41,7 +41,7 @@ T = TypeVar("T")
 def _tidy(conn: psycopg.Connection) -> None:
     """After a write: reclaim the row versions it replaced (re-encoding rewrites every term row, and a
     search scans them) and refresh the planner's statistics. Runs outside the write's transaction."""
-    conn.execute("VACUUM (ANALYZE) chunk_terms, chunk_vectors, chunks, documents, vocab")
+    conn.execute("VACUUM (ANALYZE) chunk_terms, chunk_vectors, chunks, documents, vocab, bm25_blocks")
 
 
 class PgStore(StoreBase):
@@ -93,6 +93,7 @@ class PgStore(StoreBase):
         self.embedder = embedder
         self._chunker: Chunker = chunker
         self._cache = EmbeddingCache(cache_path) if cache_path is not None else None
+        self._writer: Writer | None = None  # the last write's, for its timings
         self._embedders: dict[str, Embedder] = {}
         self.pool = open_pool(url, schema, min_size, max_size, timeout)
         self.replica_urls = [*named, *replicas]
@@ -124,6 +125,11 @@ class PgStore(StoreBase):
             conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(self.schema)))
         self.close()
 
+    @property
+    def last_timings(self) -> dict[str, float]:
+        """Seconds the last write spent building the BM25 postings ("blocks") and the HNSW index ("hnsw")."""
+        return dict(self._writer.timings) if self._writer is not None else {}
+
     def wait_for_replicas(self, timeout: float = 30.0) -> None:
         """Block until every replica has replayed all the primary has committed (no-op without replicas)."""
         self.reads.wait(timeout)
@@ -134,14 +140,14 @@ class PgStore(StoreBase):
         with self.pool.connection() as conn:
             with conn.transaction():
                 lock(conn, self.schema)
-                writer = Writer(conn, self.encoder)
+                writer = self._writer = Writer(conn, self.encoder)
                 result = work(writer)
                 writer.encode()
                 vectors = self._vector_embedder(writer)
                 if vectors is not None:
                     writer.fill_vectors(vectors[0], self._cache, contextual=vectors[1])
                     writer.ensure_hnsw()
-            if writer.rewrote:  # other writes leave few dead rows: autovacuum's pace is enough
+            if writer.rewrote or writer.blocks in ("rebuilt", "merged"):  # other writes leave few dead rows
                 _tidy(conn)
             return result
 
@@ -247,7 +253,7 @@ class PgStore(StoreBase):
             with self.pool.connection() as conn:
                 with conn.transaction():
                     lock(conn, self.schema)
-                    writer = Writer(conn, self.encoder)
+                    writer = self._writer = Writer(conn, self.encoder)
                     writer.configure_vectors(embedder.name, embedder.dim, contextual)
                     done = writer.fill_vectors(embedder, cache, batch_size, contextual)
                     writer.ensure_hnsw()

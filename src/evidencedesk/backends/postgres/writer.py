@@ -7,7 +7,9 @@ with it through ON DELETE CASCADE), so a changed document never leaves a stale c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -16,8 +18,9 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from evidencedesk.backends.postgres import binary_rows as binary
+from evidencedesk.backends.postgres import bm25_blocks
 from evidencedesk.backends.postgres.bm25_drift import drifted
-from evidencedesk.backends.postgres.bm25_sparse import ENCODE_ALL, ENCODE_NEW, SPARSE_DIM, BM25Encoder
+from evidencedesk.backends.postgres.bm25_sparse import ENCODE_ALL, ENCODE_NEW, SPARSE_DIM, BM25Encoder, TermCounts
 from evidencedesk.backends.postgres.rows import (
     CHUNK_SELECT,
     CHUNK_TYPES,
@@ -36,9 +39,15 @@ from evidencedesk.retrieval.contextual import index_text
 from evidencedesk.store.rows import CHUNK_COLUMNS, DOCUMENT_COLUMNS
 
 Item = tuple[Document, Sequence[Chunk]]
-_TERM_COLUMNS = ("chunk_id", *SCOPE_COLUMNS, "dl", "terms", "tfs", "weights")
+_TERM_COLUMNS = ("chunk_id", *SCOPE_COLUMNS, "dl", "terms", "tfs", "weights", "row_id")
+_RESERVE = (
+    "SELECT setval(pg_get_serial_sequence('chunk_terms', 'row_id'),"
+    " nextval(pg_get_serial_sequence('chunk_terms', 'row_id')) + %s - 1)"
+)
 _VECTOR_COLUMNS = ("chunk_id", *SCOPE_COLUMNS, "embedding")
 FILL_BATCH = 2000
+WRITE_BATCH = 2000  # chunks per COPY round of one replace
+HNSW_BUILD_MEMORY_MB = 4096  # the most maintenance_work_mem an HNSW build asks for
 
 
 def copy_rows(
@@ -76,13 +85,25 @@ class Vocabulary:
         return self.ids
 
 
-def _meta(chunk: Chunk, seen: dict[int, tuple[Any, dict[str, Any]]]) -> dict[str, Any]:
-    """The chunk's metadata as a dict, converted once per metadata object (a document's chunks share it)."""
+def _meta(chunk: Chunk, last: list[Any]) -> dict[str, Any]:
+    """The chunk's metadata as a dict, converted once for a run of chunks with equal metadata (a document's);
+    ``last`` holds the previous chunk's (metadata, dict)."""
     m = chunk.metadata
-    hit = seen.get(id(m))
-    if hit is None or hit[0] is not m:
-        hit = seen[id(m)] = (m, m.to_dict())
-    return hit[1]
+    if last[0] is not m and last[0] != m:
+        last[0], last[1] = m, m.to_dict()
+    return last[1]  # type: ignore[no-any-return]
+
+
+def _rounds(items: Sequence[Item], size: int) -> Iterator[Sequence[Item]]:
+    """``items`` in consecutive runs of about ``size`` chunks (whole documents)."""
+    start, n = 0, 0
+    for i, (_, chunks) in enumerate(items):
+        n += len(chunks)
+        if n >= size:
+            yield items[start : i + 1]
+            start, n = i + 1, 0
+    if start < len(items):
+        yield items[start:]
 
 
 class Writer:
@@ -93,6 +114,11 @@ class Writer:
         self.encoder = encoder
         self.vocab = Vocabulary(conn)
         self.rewrote = False  # True once this transaction re-encoded every BM25 row
+        self.blocks = "none"  # what the last ``encode`` did to the impact-ordered postings (bm25_blocks.refresh)
+        # the postings this transaction added, for the blocks (None once some rows were left unencoded)
+        self.pending: bm25_blocks.Postings | None = bm25_blocks.Postings()
+        self.pending_avgdl: float | None = None
+        self.timings: dict[str, float] = {}  # seconds spent on the postings ("blocks") and the HNSW build ("hnsw")
 
     # -- documents and chunks ------------------------------------------------------------------------
     def delete(self, doc_ids: Sequence[str]) -> int:
@@ -105,26 +131,47 @@ class Writer:
         return int(n[0]) if n else 0
 
     def replace(self, items: Sequence[Item], chunking_hash: str, build_id: int | None) -> None:
-        """Store each document with exactly ``chunks``, replacing any stored version."""
+        """Store each document with exactly ``chunks``, replacing any stored version.
+
+        Written in rounds of about ``WRITE_BATCH`` chunks: while the server takes one round's COPY (on a
+        second thread, which waits on the socket), this one tokenises the next round.
+        """
         if not items:
             return
         self.delete([doc.id for doc, _ in items])
-        copy_rows(
-            self.conn, "documents", DOCUMENT_COLUMNS, DOCUMENT_TYPES,
-            [document_row(doc, chunking_hash, build_id) for doc, _ in items],
-        )  # fmt: skip
-        chunks = [c for _, cs in items for c in cs]
-        metas: dict[int, tuple[Any, dict[str, Any]]] = {}
-        copy_rows(
-            self.conn, "chunks", CHUNK_COLUMNS, CHUNK_TYPES,
-            [chunk_row(c, n, _meta(c, metas)) for _, cs in items for n, c in enumerate(cs)],
-        )  # fmt: skip
-        self.add_terms(chunks)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evidencedesk-copy") as server:
+            running: Future[None] | None = None
+            for part in _rounds(items, WRITE_BATCH):
+                prepared = self._prepare(part, chunking_hash, build_id)
+                if running is not None:
+                    running.result()
+                running = server.submit(self._write_prepared, *prepared)
+            if running is not None:
+                running.result()
 
-    def add_terms(self, chunks: Sequence[Chunk]) -> None:
+    def _prepare(
+        self, items: Sequence[Item], chunking_hash: str, build_id: int | None
+    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[Chunk], list[TermCounts]]:
+        """One round's document and chunk rows and the chunks' term counts (no database work)."""
+        metas: list[Any] = [None, None]
+        docs = [document_row(doc, chunking_hash, build_id) for doc, _ in items]
+        rows = [chunk_row(c, n, _meta(c, metas)) for _, cs in items for n, c in enumerate(cs)]
+        chunks = [c for _, cs in items for c in cs]
+        return docs, rows, chunks, [self.encoder.chunk_counts(c) for c in chunks]
+
+    def _write_prepared(
+        self, docs: list[tuple[Any, ...]], rows: list[tuple[Any, ...]], chunks: list[Chunk], counts: list[TermCounts]
+    ) -> None:
+        copy_rows(self.conn, "documents", DOCUMENT_COLUMNS, DOCUMENT_TYPES, docs)
+        copy_rows(self.conn, "chunks", CHUNK_COLUMNS, CHUNK_TYPES, rows)
+        self.add_terms(chunks, counts)
+
+    def add_terms(self, chunks: Sequence[Chunk], counts: Sequence[TermCounts] | None = None) -> None:
         """The BM25 rows of ``chunks``, their weights encoded at the store's encoded avgdl (see ``bm25_drift``);
-        left NULL for ``encode`` when every row is due for re-encoding anyway. Written by binary COPY."""
-        counts = [self.encoder.chunk_counts(c) for c in chunks]
+        left NULL for ``encode`` when every row is due for re-encoding anyway. Written by binary COPY.
+        ``counts``: the chunks' term counts when the caller has them already."""
+        if counts is None:
+            counts = [self.encoder.chunk_counts(c) for c in chunks]
         ids = self.vocab.lookup({t for tc in counts for t in tc.tf})
         avgdl = self._encoding_avgdl(len(counts), sum(tc.length for tc in counts))
         sizes = np.array([len(tc.tf) for tc in counts], dtype=np.int64)
@@ -141,6 +188,10 @@ class Writer:
             ftf = tf.astype(np.float64)
             weights = (ftf * (k1 + 1) / (ftf + k1 * (1 - b + b * rel))).astype(np.float32)
         ends = np.cumsum(sizes)
+        last = self.conn.execute(_RESERVE, (len(counts),)).fetchone()
+        assert last is not None
+        row_ids = np.arange(int(last[0]) - len(counts) + 1, int(last[0]) + 1, dtype=np.int64)
+        self._keep_postings(chunks, row_ids, sizes, term, weights, avgdl)
         rows = []
         for i, (c, tc) in enumerate(zip(chunks, counts, strict=True)):
             lo, hi = int(ends[i] - sizes[i]), int(ends[i])
@@ -150,10 +201,25 @@ class Writer:
                 binary.text(lang), binary.text(tenant), binary.day(valid_from), binary.day(valid_to),
                 binary.int4(tc.length), binary.int4_array(term[lo:hi]), binary.int4_array(tf[lo:hi]),
                 binary.NULL if weights is None else binary.sparsevec(term[lo:hi] - 1, weights[lo:hi], SPARSE_DIM),
+                binary.int8(int(row_ids[i])),
             ))  # fmt: skip
         statement = f"COPY chunk_terms ({', '.join(_TERM_COLUMNS)}) FROM STDIN WITH (FORMAT BINARY)"
         with self.conn.cursor() as cur, cur.copy(statement.encode()) as copy:
             copy.write(binary.copy_data(rows))
+
+    def _keep_postings(
+        self, chunks: Sequence[Chunk], row_ids: np.ndarray, sizes: np.ndarray, term: np.ndarray,
+        weights: np.ndarray | None, avgdl: float | None,
+    ) -> None:  # fmt: skip
+        """Remember the batch's postings for the blocks, while every batch is weighted at one avgdl."""
+        if self.pending is None:
+            return
+        if weights is None or avgdl is None or self.pending_avgdl not in (None, avgdl):
+            self.pending = None
+            return
+        self.pending_avgdl = avgdl
+        tenants = np.array([self.pending.code(c.metadata.tenant) for c in chunks], dtype=np.int64)
+        self.pending.add(np.repeat(row_ids, sizes), np.repeat(tenants, sizes), term, weights, len(chunks))
 
     def _encoding_avgdl(self, n_new: int, length_new: int) -> float | None:
         """The avgdl new rows are encoded at: the stored ``encoded_avgdl`` (set from the corpus with these
@@ -174,7 +240,8 @@ class Writer:
 
     # -- BM25 encoding -------------------------------------------------------------------------------
     def encode(self, force: bool = False) -> float:
-        """Bring every chunk's weights up to date with the corpus; returns the avgdl they are encoded at.
+        """Bring every chunk's weights, and the impact-ordered postings, up to date with the corpus; returns
+        the avgdl the weights are encoded at.
 
         When k1, b or the tokenizer changed, or the corpus avgdl drifted past ``bm25_drift.DRIFT`` from the
         encoded one, every row is re-encoded at the current avgdl; otherwise only rows without weights,
@@ -192,6 +259,11 @@ class Writer:
         self.conn.execute(
             "UPDATE bm25_stats SET encoded_avgdl = %s, k1 = %s, b = %s", (use, self.encoder.k1, self.encoder.b)
         )
+        pending = self.pending if self.pending_avgdl == use and not stale else None
+        started = time.perf_counter()
+        self.blocks = bm25_blocks.refresh(self.conn, self.encoder.k1, self.encoder.b, use, full=stale, pending=pending)
+        self.timings["blocks"] = self.timings.get("blocks", 0.0) + time.perf_counter() - started
+        self.pending, self.pending_avgdl = bm25_blocks.Postings(), None
         return use
 
     def retokenize(self) -> None:
@@ -252,13 +324,27 @@ class Writer:
         return done
 
     def ensure_hnsw(self, m: int = 16, ef_construction: int = 64) -> bool:
-        """Build the HNSW index (cosine) once the vector column has its dimension; True when built now."""
+        """Build the HNSW index (cosine) once the vector column has its dimension; True when built now.
+
+        The build gets ``maintenance_work_mem`` enough to hold the graph in memory (pgvector builds far
+        slower once it spills), up to ``HNSW_BUILD_MEMORY_MB``; a server set higher keeps its value.
+        """
         exists = self.conn.execute("SELECT to_regclass('chunk_vectors_hnsw')").fetchone()
-        configured = self.conn.execute("SELECT 1 FROM settings WHERE key = 'vectors'").fetchone()
+        configured = self.conn.execute("SELECT value FROM settings WHERE key = 'vectors'").fetchone()
         if (exists and exists[0] is not None) or not configured:
             return False
+        rows = self.conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()
+        dim = int(configured[0].get("dim", 0))
+        need_mb = int((rows[0] if rows else 0) * (4 * dim + 24 * m + 64) * 1.3 / 2**20) + 64
+        have = self.conn.execute("SELECT setting::bigint / 1024 FROM pg_settings WHERE name = 'maintenance_work_mem'")
+        have_mb = (have.fetchone() or (0,))[0]
+        if need_mb > have_mb:
+            self.conn.execute("SELECT set_config('maintenance_work_mem', %s, true)",
+                              (f"{min(need_mb, HNSW_BUILD_MEMORY_MB)}MB",))  # fmt: skip
+        started = time.perf_counter()
         self.conn.execute(
             "CREATE INDEX chunk_vectors_hnsw ON chunk_vectors USING hnsw (embedding vector_cosine_ops)"
             f" WITH (m = {int(m)}, ef_construction = {int(ef_construction)})"
         )
+        self.timings["hnsw"] = time.perf_counter() - started
         return True
