@@ -23,7 +23,9 @@ def _chunks(rng: random.Random, prefix: str, n_docs: int) -> list[Chunk]:
     for d in range(n_docs):
         meta = Metadata(tenant=f"t{d % 2}")
         for c in range(rng.randint(1, 4)):
-            text = " ".join(rng.choices(WORDS, k=rng.randint(3, 25)))
+            # plus words of the document's own, more in later documents: the vocabulary grows round by round
+            own = [f"{prefix}word{d}x{i}" for i in range(1 + 3 * d)]
+            text = " ".join([*rng.choices(WORDS, k=rng.randint(3, 25)), *own])
             out.append(Chunk(id=f"{prefix}{d:03d}:c{c}", doc_id=f"{prefix}{d:03d}", text=text, metadata=meta))
     return out
 
@@ -46,6 +48,9 @@ def test_a_write_in_many_rounds_stores_what_one_round_would(
         expected = [(c.chunk.id, c.score) for c in reference.search(query, 10, Scope.everything())]
         assert [(c.chunk.id, c.score) for c in searcher.search(query, 10, Scope.everything())] == expected
         assert searcher.last_path == "impact"
+    _counts_agree(pg)
+    pg.delete(["a001", "a002"])  # removed by cascade: the trigger subtracts them
+    _counts_agree(pg)
 
 
 def test_a_failing_round_leaves_the_store_as_it_was(
@@ -69,3 +74,18 @@ def test_a_failing_round_leaves_the_store_as_it_was(
     assert row is not None and row[0] == len(before)
     pg.upsert(documents_for(more[:-1]))  # the store takes writes again afterwards
     assert len(pg.chunks()) == len(before) + len(more) - 1
+    _counts_agree(pg)
+
+
+def _counts_agree(pg: PgStore) -> None:
+    """vocab.df and bm25_stats equal what chunk_terms holds."""
+    with pg.pool.connection() as conn:
+        wrong = conn.execute(
+            "SELECT v.term, v.df, count(c.row_id) FROM vocab v LEFT JOIN chunk_terms c ON v.id = ANY(c.terms)"
+            " GROUP BY v.term, v.df HAVING v.df <> count(c.row_id)"
+        ).fetchall()
+        stats = conn.execute(
+            "SELECT s.n_chunks = t.n AND s.total_length = t.len FROM bm25_stats s,"
+            " (SELECT count(*) AS n, coalesce(sum(dl), 0) AS len FROM chunk_terms) AS t"
+        ).fetchone()
+    assert wrong == [] and stats == (True,)

@@ -31,18 +31,20 @@ from psycopg import sql
 
 from evidencedesk.backends.postgres.bm25_drift import FLOAT32_SLACK
 from evidencedesk.backends.postgres.bm25_sparse import QueryTerm
+from evidencedesk.backends.postgres.impact_jit import MAX_TERMS, Gather
 from evidencedesk.retrieval.scope import Scope
 
-START_BLOCKS = 8
-GROWTH = 4
-MAX_POSTINGS = 400_000  # postings read before giving up on a query (the caller then scans its scope)
-MAX_SCORED = 20_000  # rows whose stored score may be read at once; more: read deeper first
+START_BLOCKS = 4
+GROWTH = 2
+MAX_POSTINGS = 3_000_000  # postings read before giving up on a query (the caller then scans its scope)
+PROBE = 64  # rows by best bound whose stored score is read first, to learn what the k-th scores
+MAX_SCORED = 4_000  # rows whose stored score may be read in one round; more: read deeper first
 RESCORE = 20  # rows rescored exactly at first (k more); more when the bound asks for them
 
 _BLOCKS = (
-    "SELECT q.i, b.max_w, b.rows, b.ws FROM unnest(%(tids)s::int4[], %(lims)s::int4[]) WITH ORDINALITY AS q(t, lim, i)"
-    " CROSS JOIN LATERAL (SELECT max_w, rows, ws FROM bm25_blocks WHERE term_id = q.t{tenant}"
-    " ORDER BY max_w DESC LIMIT q.lim) AS b"
+    "SELECT q.i, b.max_w, b.rows, b.ws FROM unnest(%(tids)s::int4[], %(offs)s::int4[], %(lims)s::int4[])"
+    " WITH ORDINALITY AS q(t, off, lim, i) CROSS JOIN LATERAL (SELECT max_w, rows, ws FROM bm25_blocks"
+    " WHERE term_id = q.t{tenant} ORDER BY max_w DESC, id OFFSET q.off LIMIT q.lim) AS b"
 )
 _STORED = "SELECT row_id, -(weights <#> %(q)s) FROM chunk_terms WHERE row_id = ANY(%(rows)s::int8[]) AND {scope}"
 _EXACT = "SELECT row_id, chunk_id, terms, tfs, dl FROM chunk_terms WHERE row_id = ANY(%(rows)s::int8[])"
@@ -79,45 +81,49 @@ def _tenant_filter(scope: Scope | None, params: dict[str, Any]) -> str | None:
     return " AND tenant = ANY(%(tenants)s::text[])"
 
 
-@dataclass
-class _Bounds:
-    """One round's reading: the candidate rows with their stored-score bounds, and the unseen bound."""
+class _Terms:
+    """The postings read so far, gathered per chunk row (``impact_jit.Gather``), and what each query
+    term has left unread."""
 
-    rows: np.ndarray  # row ids, ascending
-    low: np.ndarray  # stored score from the postings read
-    high: np.ndarray  # low plus what the unread postings of the other terms can add
-    unseen: float  # the most a row in no block read can score (stored units)
-    postings: int
-    finished: np.ndarray  # per term: every block read
+    def __init__(self, statement: bytes, params: dict[str, Any], terms: Sequence[QueryTerm]) -> None:
+        self.statement, self.params = statement, params
+        self.ids = [t.id for t in terms]
+        self.idf = np.array([t.idf for t in terms], dtype=np.float64)
+        self.read = np.zeros(len(terms), dtype=np.int64)  # blocks read per term
+        self.ceil = np.zeros(len(terms), dtype=np.float64)  # max_w of the first unread block (0: none left)
+        self.finished = np.zeros(len(terms), dtype=bool)
+        self.postings = 0
+        self.gather = Gather(START_BLOCKS * 128 * len(terms))
 
+    def more(self, conn: psycopg.Connection, wanted: np.ndarray) -> None:
+        """Read ``wanted[j]`` more blocks of each term j (0: none), plus a look at the next one's max_w."""
+        pick = np.flatnonzero((wanted > 0) & ~self.finished)
+        if not len(pick):
+            return
+        self.params.update(
+            tids=[self.ids[j] for j in pick], offs=[int(self.read[j]) for j in pick],
+            lims=[int(wanted[j]) + 1 for j in pick],
+        )  # fmt: skip
+        got: list[list[tuple[float, bytes, bytes]]] = [[] for _ in pick]
+        for i, max_w, rows, ws in conn.execute(self.statement, self.params, binary=True):  # bytea as raw bytes
+            got[int(i) - 1].append((float(max_w), rows, ws))
+        for blocks, j in zip(got, pick, strict=True):
+            if len(blocks) > wanted[j]:
+                self.ceil[j] = blocks[-1][0]
+                blocks = blocks[:-1]
+            else:
+                self.ceil[j], self.finished[j] = 0.0, True
+            self.read[j] += len(blocks)
+            if blocks:
+                rows = np.frombuffer(b"".join(b[1] for b in blocks), dtype=">i8")
+                ws = np.frombuffer(b"".join(b[2] for b in blocks), dtype=">f4")
+                self.gather.add(int(j), rows, ws.astype(np.float64) * self.idf[j])
+                self.postings += len(rows)
 
-def _read_blocks(
-    conn: psycopg.Connection, statement: bytes, params: dict[str, Any], ids: list[int], idf: np.ndarray,
-    n_blocks: np.ndarray,
-) -> _Bounds:  # fmt: skip
-    params.update(tids=ids, lims=[int(n) + 1 for n in n_blocks])
-    got: list[list[tuple[float, bytes, bytes]]] = [[] for _ in ids]
-    for i, max_w, rows, ws in conn.execute(statement, params):
-        got[int(i) - 1].append((float(max_w), rows, ws))
-    ceil = np.zeros(len(ids), dtype=np.float64)
-    finished = np.zeros(len(ids), dtype=bool)
-    id_parts, low_parts, cap_parts = [], [], []
-    for j, blocks in enumerate(got):
-        if len(blocks) > n_blocks[j]:
-            ceil[j] = blocks[-1][0]
-            blocks = blocks[:-1]
-        else:
-            finished[j] = True
-        rows_j = np.frombuffer(b"".join(b[1] for b in blocks), dtype=">i8")
-        id_parts.append(rows_j)
-        low_parts.append(np.frombuffer(b"".join(b[2] for b in blocks), dtype=">f4").astype(np.float64) * idf[j])
-        cap_parts.append(np.full(len(rows_j), idf[j] * ceil[j]))
-    all_rows = np.concatenate(id_parts)
-    uniq, inv = np.unique(all_rows, return_inverse=True)
-    low = np.bincount(inv, weights=np.concatenate(low_parts), minlength=len(uniq))
-    unseen = float(idf @ ceil)
-    high = low + unseen - np.bincount(inv, weights=np.concatenate(cap_parts), minlength=len(uniq))
-    return _Bounds(uniq, low, high, unseen, len(all_rows), finished)
+    def bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """(row ids, low, high, unseen): each row's stored score from the postings read, plus what the
+        unread postings of the other terms can add; and the most a row met in no block can score."""
+        return self.gather.bounds(self.idf * self.ceil)
 
 
 def impact_top(
@@ -138,51 +144,63 @@ def impact_top(
     ``condition``/``params``: the scope as SQL; ``exact(term_ids, tfs, dl)``: a row's float64 score;
     ``query_vector``: the idf sparsevec the stored weights are dotted with.
     """
+    if len(terms) > MAX_TERMS:
+        return None
     params = dict(params, q=query_vector)
     tenant = _tenant_filter(scope, params)
     if tenant is None:
         return []
-    blocks_sql = _BLOCKS.format(tenant=tenant).encode()
+    reader = _Terms(_BLOCKS.format(tenant=tenant).encode(), params, terms)
     stored_sql = sql.SQL(_STORED).format(scope=condition)
-    ids = [t.id for t in terms]
-    idf = np.array([t.idf for t in terms], dtype=np.float64)
-    n_blocks = np.full(len(terms), START_BLOCKS, dtype=np.int64)
     slack = ratio * (1 + FLOAT32_SLACK)
-    outside = np.zeros(0, dtype=np.int64)  # rows known to be out of scope (or gone)
-    asked = np.zeros(0, dtype=np.int64)  # rows whose stored score was asked for
+    asked = np.zeros(0, dtype=bool)  # per gathered row: its stored score was asked for
     stored: dict[int, float] = {}  # in-scope row id -> stored score
     exact_of: dict[int, tuple[str, float]] = {}  # row id -> (chunk id, exact score)
     stats.rounds = stats.postings = stats.stored = stats.rescored = 0
+
+    def ask(rows: np.ndarray, slots: np.ndarray) -> None:
+        if len(slots):  # stored scores inside the scope (rows out of scope, or gone, do not come back)
+            found = conn.execute(stored_sql, {**params, "rows": int8_array(rows[slots])}).fetchall()
+            stats.stored += len(slots)
+            asked[slots] = True
+            stored.update((int(r), float(v)) for r, v in found)
+
+    def kth_stored() -> float:
+        if len(stored) < k:
+            return 0.0
+        values = np.fromiter(stored.values(), dtype=np.float64, count=len(stored))
+        return float(np.partition(values, len(values) - k)[len(values) - k])
+
+    reader.more(conn, np.full(len(terms), START_BLOCKS))
     while True:
         stats.rounds += 1
-        b = _read_blocks(conn, blocks_sql, params, ids, idf, n_blocks)
-        stats.postings = b.postings
-        done = bool(b.finished.all())  # every posting read: low is each row's whole stored score
-        live = np.isin(b.rows, outside, invert=True)
-        lows = b.low[live]
-        theta = float(np.partition(lows, len(lows) - k)[len(lows) - k]) if len(lows) >= k and not done else 0.0
-        want = live & (b.high >= theta)  # the rows that may reach the top k
-        if done or theta > b.unseen and int(want.sum()) <= MAX_SCORED:
-            fresh = b.rows[want]
-            fresh = fresh[np.isin(fresh, asked, invert=True)]
-            if len(fresh):  # their stored scores, inside the scope (rows out of scope do not come back)
-                found = dict(conn.execute(stored_sql, {**params, "rows": int8_array(fresh)}).fetchall())
-                stats.stored += len(fresh)
-                asked = np.concatenate([asked, fresh])
-                got = np.fromiter(found, dtype=np.int64, count=len(found))
-                outside = np.concatenate([outside, fresh[np.isin(fresh, got, invert=True)]])
-                stored.update((int(r), float(v)) for r, v in found.items())
+        stats.postings = reader.postings
+        rows, low, high, unseen = reader.bounds()
+        asked = np.concatenate([asked, np.zeros(len(rows) - len(asked), dtype=bool)])
+        done = bool(reader.finished.all())
+        if not done:  # what the k-th scores: the stored scores of the rows with the best bounds
+            first = np.flatnonzero(~asked)
+            if len(first) > PROBE:
+                first = first[np.argpartition(-high[first], PROBE)[:PROBE]]
+            ask(rows, first)
+        theta = kth_stored() if not done else 0.0
+        want = np.flatnonzero(~asked & (high * slack >= theta))  # the rows that may still reach the top k
+        if done or theta > slack * unseen and len(want) <= MAX_SCORED:
+            ask(rows, want)
             best = _rescore(conn, stored, exact_of, k, slack, exact, stats)
             if done:
                 return best[:k]
-            rest = b.high[live & ~want]
+            rest = high[~asked]
             if len(best) >= k:
                 kth = best[k - 1][1]
-                if kth > slack * b.unseen and (not len(rest) or kth > slack * float(rest.max())):
+                if kth > slack * unseen and (not len(rest) or kth > slack * float(rest.max())):
                     return best[:k]
-        if b.postings * GROWTH > MAX_POSTINGS:
+        if reader.postings >= MAX_POSTINGS:
             return None
-        n_blocks[~b.finished] *= GROWTH
+        # read deeper where the bound is loosest: the terms whose unread postings could add the most
+        caps = reader.idf * reader.ceil
+        grow = ~reader.finished & (caps >= 0.5 * caps.max())
+        reader.more(conn, np.where(grow, np.maximum(reader.read * (GROWTH - 1), START_BLOCKS), 0))
 
 
 def _rescore(

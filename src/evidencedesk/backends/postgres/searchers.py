@@ -19,6 +19,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
+from evidencedesk.backends.postgres import impact_jit
 from evidencedesk.backends.postgres.bm25_drift import cut_is_exact, upper_ratio
 from evidencedesk.backends.postgres.bm25_impact import ImpactStats, impact_top
 from evidencedesk.backends.postgres.bm25_sparse import QueryTerm
@@ -116,6 +117,7 @@ class PgBM25Searcher:
         self.last_path = ""  # which plan answered the last search: "impact" or "scan"
         self.last_reads = 0  # how many scan reads the last search needed to prove its top k exact
         self.impact = ImpactStats()  # what the impact plan read in the last search
+        impact_jit.warm()  # compiled once per machine (numba's disk cache), loaded here rather than in a search
         self._blocks = False  # whether the store has its impact-ordered postings built
         self._lang_list: list[str] | None = None
 

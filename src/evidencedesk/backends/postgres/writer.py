@@ -118,6 +118,7 @@ class Writer:
         # the postings this transaction added, for the blocks (None once some rows were left unencoded)
         self.pending: bm25_blocks.Postings | None = bm25_blocks.Postings()
         self.pending_avgdl: float | None = None
+        self.df_added = np.zeros(0, dtype=np.int64)  # per term id: rows added, not yet in vocab.df
         self.timings: dict[str, float] = {}  # seconds spent on the postings ("blocks") and the HNSW build ("hnsw")
 
     # -- documents and chunks ------------------------------------------------------------------------
@@ -138,16 +139,34 @@ class Writer:
         """
         if not items:
             return
-        self.delete([doc.id for doc, _ in items])
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evidencedesk-copy") as server:
-            running: Future[None] | None = None
-            for part in _rounds(items, WRITE_BATCH):
-                prepared = self._prepare(part, chunking_hash, build_id)
+        df_added, kept = self.df_added.copy(), self._kept()
+        try:
+            self.delete([doc.id for doc, _ in items])
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evidencedesk-copy") as server:
+                running: Future[None] | None = None
+                for part in _rounds(items, WRITE_BATCH):
+                    prepared = self._prepare(part, chunking_hash, build_id)
+                    if running is not None:
+                        running.result()
+                    running = server.submit(self._write_prepared, *prepared)
                 if running is not None:
                     running.result()
-                running = server.submit(self._write_prepared, *prepared)
-            if running is not None:
-                running.result()
+        except BaseException:  # the caller rolls the database back (to a savepoint): forget these counts too
+            self.df_added = df_added
+            self._forget_since(kept)
+            raise
+
+    def _kept(self) -> tuple[int, int] | None:
+        return None if self.pending is None else (len(self.pending.rows), self.pending.n_rows)
+
+    def _forget_since(self, kept: tuple[int, int] | None) -> None:
+        if self.pending is None or kept is None:
+            self.pending = None  # unknown: the blocks read their postings back from the database
+            return
+        n, n_rows = kept
+        for part in (self.pending.rows, self.pending.tenant, self.pending.term, self.pending.w):
+            del part[n:]
+        self.pending.n_rows = n_rows
 
     def _prepare(
         self, items: Sequence[Item], chunking_hash: str, build_id: int | None
@@ -206,6 +225,26 @@ class Writer:
         statement = f"COPY chunk_terms ({', '.join(_TERM_COLUMNS)}) FROM STDIN WITH (FORMAT BINARY)"
         with self.conn.cursor() as cur, cur.copy(statement.encode()) as copy:
             copy.write(binary.copy_data(rows))
+        self.conn.execute(
+            "UPDATE bm25_stats SET n_chunks = n_chunks + %s, total_length = total_length + %s",
+            (len(counts), int(sum(tc.length for tc in counts))),
+        )
+        if len(term):
+            if int(term.max()) >= len(self.df_added):
+                grown = np.zeros(int(term.max()) + 1 + len(self.df_added), dtype=np.int64)
+                grown[: len(self.df_added)] = self.df_added
+                self.df_added = grown
+            self.df_added += np.bincount(term, minlength=len(self.df_added))
+
+    def flush_df(self) -> None:
+        """Add the document frequencies of the rows this transaction wrote to ``vocab.df``, in one statement."""
+        ids = np.flatnonzero(self.df_added)
+        if len(ids):
+            self.conn.execute(
+                "UPDATE vocab v SET df = v.df + d.n FROM unnest(%s::int4[], %s::int4[]) AS d(t, n) WHERE v.id = d.t",
+                (ids.tolist(), self.df_added[ids].tolist()),
+            )
+        self.df_added = np.zeros(0, dtype=np.int64)
 
     def _keep_postings(
         self, chunks: Sequence[Chunk], row_ids: np.ndarray, sizes: np.ndarray, term: np.ndarray,
@@ -247,6 +286,7 @@ class Writer:
         encoded one, every row is re-encoded at the current avgdl; otherwise only rows without weights,
         at the encoded avgdl.
         """
+        self.flush_df()
         row = self.conn.execute("SELECT n_chunks, total_length, k1, b, encoded_avgdl FROM bm25_stats").fetchone()
         assert row is not None
         n, total, k1, b, encoded = row
@@ -271,6 +311,7 @@ class Writer:
         self.conn.execute("TRUNCATE chunk_terms, vocab RESTART IDENTITY")
         self.conn.execute("UPDATE bm25_stats SET n_chunks = 0, total_length = 0, encoded_avgdl = NULL")
         self.vocab = Vocabulary(self.conn)
+        self.df_added = np.zeros(0, dtype=np.int64)
         with self.conn.cursor(name="retokenize", row_factory=dict_row) as cur:
             cur.execute(f"{CHUNK_SELECT} ORDER BY c.id")
             while batch := cur.fetchmany(FILL_BATCH):
