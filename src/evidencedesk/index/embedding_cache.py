@@ -39,13 +39,16 @@ class EmbeddingCache:
         # A service builds a searcher in one worker thread and closes it from another at shutdown.
         self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
+        # reads memory-mapped and a 64 MB page cache: a large ingest looks up every chunk's vector here
+        self._db.execute("PRAGMA mmap_size = 1073741824")
+        self._db.execute("PRAGMA cache_size = -65536")
         self._db.execute(_SCHEMA)
         self._db.commit()
 
     def get_many(self, model: str, hashes: Sequence[str], dim: int) -> dict[str, np.ndarray]:
         """The cached vectors among ``hashes`` (a vector stored with another dimension is ignored)."""
         found: dict[str, np.ndarray] = {}
-        unique = list(dict.fromkeys(hashes))
+        unique = sorted(set(hashes))  # in key order: each batch walks nearby pages of the table
         for start in range(0, len(unique), _LOOKUP_BATCH):
             part = unique[start : start + _LOOKUP_BATCH]
             marks = ",".join("?" * len(part))

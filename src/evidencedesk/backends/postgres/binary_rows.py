@@ -5,7 +5,8 @@ everything else an ingest does on the client; here each row's arrays are sliced 
 numpy arrays and written as bytes. Formats: the COPY BINARY file layout (signature, 16-bit field
 count per tuple, 32-bit length before each field, -1 for NULL, trailer), ``int4[]`` as PostgreSQL's
 array_send writes it, ``sparsevec`` as pgvector's sparsevec_send writes it (dimension, count, a
-zero, 0-based indices, float4 values), dates as days since 2000-01-01.
+zero, 0-based indices, float4 values), ``vector`` as vector_send writes it (dimension, a zero, float4
+values), dates as days since 2000-01-01.
 """
 
 from __future__ import annotations
@@ -59,6 +60,14 @@ def sparsevec(indices: np.ndarray, values: np.ndarray, dim: int) -> bytes:
         + np.asarray(indices, dtype=">i4").tobytes()
         + np.asarray(values, dtype=">f4").tobytes()
     )
+
+
+def vectors(values: np.ndarray) -> list[bytes]:
+    """Each row of ``values`` as a ``vector`` field (pgvector's vector_send: dimension, a zero, float4s)."""
+    values = np.asarray(values, dtype=">f4")
+    dim = values.shape[1]
+    head = struct.pack(">ihh", 4 + 4 * dim, dim, 0)
+    return [head + row.tobytes() for row in values]
 
 
 def copy_data(rows: Iterable[Sequence[bytes]]) -> bytes:

@@ -38,10 +38,18 @@ from evidencedesk.text.tokenizer import Tokenizer
 T = TypeVar("T")
 
 
-def _tidy(conn: psycopg.Connection) -> None:
-    """After a write: reclaim the row versions it replaced (re-encoding rewrites every term row, and a
-    search scans them) and refresh the planner's statistics. Runs outside the write's transaction."""
-    conn.execute("VACUUM (ANALYZE) chunk_terms, chunk_vectors, chunks, documents, vocab, bm25_blocks")
+_TABLES = ("chunk_terms", "chunk_vectors", "chunks", "documents", "vocab", "bm25_blocks")
+
+
+def _tidy(conn: psycopg.Connection, vacuum: Sequence[str] = _TABLES) -> None:
+    """After a write: reclaim the row versions it replaced in ``vacuum`` (re-encoding rewrites every term
+    row, a rebuild every block, and a search reads them) and refresh the planner's statistics of every
+    table (ANALYZE samples, so it stays quick at any size). Runs outside the write's transaction."""
+    rest = [t for t in _TABLES if t not in vacuum]
+    if vacuum:
+        conn.execute(f"VACUUM (ANALYZE) {', '.join(vacuum)}")
+    if rest:
+        conn.execute(f"ANALYZE {', '.join(rest)}")
 
 
 class PgStore(StoreBase):
@@ -141,14 +149,17 @@ class PgStore(StoreBase):
             with conn.transaction():
                 lock(conn, self.schema)
                 writer = self._writer = Writer(conn, self.encoder)
+                vectors = self._vector_embedder(writer)
+                if vectors is not None:  # each round of the write carries its chunks' vectors
+                    writer.vectors = (vectors[0], self._cache, vectors[1])
                 result = work(writer)
                 writer.encode()
-                vectors = self._vector_embedder(writer)
-                if vectors is not None:
+                if vectors is not None:  # any chunk still without a vector (e.g. written before the model)
                     writer.fill_vectors(vectors[0], self._cache, contextual=vectors[1])
                     writer.ensure_hnsw()
-            if writer.rewrote or writer.blocks in ("rebuilt", "merged"):  # other writes leave few dead rows
-                _tidy(conn)
+            # a bulk insert leaves no dead rows (autovacuum sets the visibility map later); rewrites do
+            if writer.rewrote or writer.blocks in ("rebuilt", "merged"):
+                _tidy(conn, [*(["chunk_terms"] if writer.rewrote else []), "vocab", "bm25_blocks"])
             return result
 
     def _vector_embedder(self, writer: Writer) -> tuple[Embedder, bool] | None:

@@ -26,7 +26,6 @@ from evidencedesk.backends.postgres.rows import (
     CHUNK_TYPES,
     DOCUMENT_TYPES,
     SCOPE_COLUMNS,
-    SCOPE_TYPES,
     chunk_from_record,
     chunk_row,
     document_row,
@@ -119,6 +118,8 @@ class Writer:
         self.pending: bm25_blocks.Postings | None = bm25_blocks.Postings()
         self.pending_avgdl: float | None = None
         self.df_added = np.zeros(0, dtype=np.int64)  # per term id: rows added, not yet in vocab.df
+        # the embedder (with its cache, and whether it embeds contextual text) that writes each round's vectors
+        self.vectors: tuple[Embedder, EmbeddingCache | None, bool] | None = None
         self.timings: dict[str, float] = {}  # seconds spent on the postings ("blocks") and the HNSW build ("hnsw")
 
     # -- documents and chunks ------------------------------------------------------------------------
@@ -170,20 +171,44 @@ class Writer:
 
     def _prepare(
         self, items: Sequence[Item], chunking_hash: str, build_id: int | None
-    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[Chunk], list[TermCounts]]:
-        """One round's document and chunk rows and the chunks' term counts (no database work)."""
+    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[Chunk], list[TermCounts], np.ndarray | None]:
+        """One round's document and chunk rows, the chunks' term counts and, when the store keeps vectors,
+        their vectors (through the embedding cache); no database work."""
         metas: list[Any] = [None, None]
         docs = [document_row(doc, chunking_hash, build_id) for doc, _ in items]
         rows = [chunk_row(c, n, _meta(c, metas)) for _, cs in items for n, c in enumerate(cs)]
         chunks = [c for _, cs in items for c in cs]
-        return docs, rows, chunks, [self.encoder.chunk_counts(c) for c in chunks]
+        vectors = None
+        if self.vectors is not None:
+            embedder, cache, contextual = self.vectors
+            texts = [
+                index_text(Chunk(c.id, c.doc_id, c.text, location=c.location, title=doc.title), True)
+                if contextual else c.text
+                for doc, cs in items for c in cs
+            ]  # fmt: skip
+            vectors = embed_cached(embedder, texts, cache, batch_size=256)
+        return docs, rows, chunks, [self.encoder.chunk_counts(c) for c in chunks], vectors
 
     def _write_prepared(
-        self, docs: list[tuple[Any, ...]], rows: list[tuple[Any, ...]], chunks: list[Chunk], counts: list[TermCounts]
-    ) -> None:
+        self, docs: list[tuple[Any, ...]], rows: list[tuple[Any, ...]], chunks: list[Chunk], counts: list[TermCounts],
+        vectors: np.ndarray | None,
+    ) -> None:  # fmt: skip
         copy_rows(self.conn, "documents", DOCUMENT_COLUMNS, DOCUMENT_TYPES, docs)
         copy_rows(self.conn, "chunks", CHUNK_COLUMNS, CHUNK_TYPES, rows)
         self.add_terms(chunks, counts)
+        if vectors is not None:
+            self._copy_vectors([(c.id, *scope_values(c)) for c in chunks], vectors)
+
+    def _copy_vectors(self, rows: Sequence[Sequence[Any]], vectors: np.ndarray) -> None:
+        """COPY rows of ``chunk_vectors``: (chunk id, the seven scope values) and each row's vector."""
+        data = binary.copy_data(
+            (binary.text(r[0]), binary.text(r[1]), binary.text(r[2]), binary.text(r[3]), binary.text(r[4]),
+             binary.text(r[5]), binary.day(r[6]), binary.day(r[7]), v)
+            for r, v in zip(rows, binary.vectors(vectors), strict=True)
+        )  # fmt: skip
+        statement = f"COPY chunk_vectors ({', '.join(_VECTOR_COLUMNS)}) FROM STDIN WITH (FORMAT BINARY)"
+        with self.conn.cursor() as cur, cur.copy(statement.encode()) as copy:
+            copy.write(data)
 
     def add_terms(self, chunks: Sequence[Chunk], counts: Sequence[TermCounts] | None = None) -> None:
         """The BM25 rows of ``chunks``, their weights encoded at the store's encoded avgdl (see ``bm25_drift``);
@@ -356,16 +381,12 @@ class Writer:
                 for r in rows
             ]
             vectors = embed_cached(embedder, texts, cache, batch_size=batch_size)
-            vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-            copy_rows(
-                self.conn, "chunk_vectors", _VECTOR_COLUMNS, ("text", *SCOPE_TYPES, "vector"),
-                [(r[0], *r[2:9], v) for r, v in zip(rows, vectors, strict=True)],
-            )  # fmt: skip
+            self._copy_vectors([(r[0], *r[2:9]) for r in rows], vectors)
             done += len(rows)
         return done
 
     def ensure_hnsw(self, m: int = 16, ef_construction: int = 64) -> bool:
-        """Build the HNSW index (cosine) once the vector column has its dimension; True when built now.
+        """Build the HNSW index (cosine) once the vector column has its dimension and rows; True when built now.
 
         The build gets ``maintenance_work_mem`` enough to hold the graph in memory (pgvector builds far
         slower once it spills), up to ``HNSW_BUILD_MEMORY_MB``; a server set higher keeps its value.
@@ -375,6 +396,8 @@ class Writer:
         if (exists and exists[0] is not None) or not configured:
             return False
         rows = self.conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()
+        if not rows or not rows[0]:  # built over the first vectors written: one bulk build, not row by row
+            return False
         dim = int(configured[0].get("dim", 0))
         need_mb = int((rows[0] if rows else 0) * (4 * dim + 24 * m + 64) * 1.3 / 2**20) + 64
         have = self.conn.execute("SELECT setting::bigint / 1024 FROM pg_settings WHERE name = 'maintenance_work_mem'")
