@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 BASE := $(VENV)/.installed-base
 FULL := $(VENV)/.installed-full
 
-.PHONY: install install-full demo test lint typecheck bench bench-1m docs clean
+.PHONY: install install-full demo test lint typecheck bench bench-1m bench-pg docs clean
 
 # Checked with `mypy --strict`: the public API, the shared records and errors, the storage contract
 # with both stores, the text package, the core (Desk) and its wiring, and the contract tests.
@@ -64,6 +64,12 @@ bench-1m: $(FULL)
 	$(PY) bench/scale.py --scifact ../shared/datasets/scifact --sizes 10k 100k 1m
 	$(PY) bench/refresh.py --scifact ../shared/datasets/scifact --sizes 10k 100k 1m --quick 1m
 	$(PY) bench/service_memory.py --scifact ../shared/datasets/scifact --sizes 10k 100k 1m --backends snapshot
+
+# PostgreSQL beside the embedded store at 10k, 100k and 1M chunks, on bench/scale.py's data cache
+# (about 50 minutes; needs EVIDENCEDESK_PG_URL, e.g. from scripts/start-postgres.sh).
+bench-pg: $(FULL)
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) bench/postgres_scale.py --scifact ../shared/datasets/scifact --sizes 10k 100k 1m
 
 docs: $(BASE)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -d site
