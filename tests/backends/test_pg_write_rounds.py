@@ -15,7 +15,8 @@ from evidencedesk.retrieval.scope import Scope
 from tests.support.postgres import documents_for
 
 pytestmark = pytest.mark.integration
-WORDS = "brake chain wheel saddle pedal spoke rim tyre valve gear lever cable hub axle fork frame".split()
+WORDS = ["brake", "chain", "wheel", "saddle", "pedal", "spoke", "rim", "tyre"]
+WORDS += ["valve", "gear", "lever", "cable", "hub", "axle", "fork", "frame"]
 
 
 def _chunks(rng: random.Random, prefix: str, n_docs: int) -> list[Chunk]:
@@ -38,6 +39,7 @@ def test_a_write_in_many_rounds_stores_what_one_round_would(
     monkeypatch.setattr(writer, "WRITE_BATCH", 7)  # about twenty rounds
     pg = make_store()
     assert pg.upsert(documents_for(chunks)) == len(chunks)
+
     def key(c: Chunk) -> tuple[str, str, str, Metadata]:
         return c.id, c.doc_id, c.text, c.metadata
 

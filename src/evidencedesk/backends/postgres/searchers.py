@@ -101,9 +101,7 @@ class PgBM25Searcher:
 
     name = "bm25"
 
-    def __init__(
-        self, store: PgStore, margin: int = 10, plan: str = "auto", tenant_statistics: bool = False
-    ) -> None:
+    def __init__(self, store: PgStore, margin: int = 10, plan: str = "auto", tenant_statistics: bool = False) -> None:
         if not isinstance(store, PgStore):
             raise ValueError(f"store: expected a PgStore, got {type(store).__name__}")
         if margin < 0:
