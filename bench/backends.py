@@ -223,7 +223,7 @@ def render(
         "- ingest: embedded = Store.sync (SQLite); PostgreSQL = PgStore.sync (COPY of documents, chunks and BM25"
         " term rows, then the sparsevec weights encoded in SQL). Indexes ready: embedded = building the in-memory"
         " BM25 and dense searchers; PostgreSQL = loading the vectors from the cache with COPY and building HNSW"
-        " (m 16, ef_construction 64). HNSW search: iterative_scan relaxed_order, ef_search 100."
+        " (m 16, ef_construction 64). HNSW search: iterative_scan relaxed_order, ef_search 1000 (the default)."
     )
     out.append("")
     return "\n".join(out)
