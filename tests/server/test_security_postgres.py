@@ -192,6 +192,7 @@ def test_a_version_1_store_is_migrated_with_owners_and_policies(pg_url: str, tmp
                 policies = conn.execute(
                     "SELECT tablename FROM pg_policies WHERE schemaname = %s ORDER BY tablename", (schema,)
                 ).fetchall()
-        assert [p[0] for p in policies] == sorted(["documents", "chunks", "chunk_terms", "chunk_vectors"])
+        expected = ["documents", "chunks", "chunk_terms", "chunk_vectors", "bm25_blocks"]
+        assert [p[0] for p in policies] == sorted(expected)
     finally:
         _drop(pg_url, schema)
