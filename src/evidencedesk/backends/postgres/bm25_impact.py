@@ -12,8 +12,8 @@ ones (encoded at ``encoded_avgdl``); a true score is at most ``ratio`` times the
 (``bm25_drift``). The rows are scored exactly (float64, from their term frequencies, in the scope's
 WHERE clause) from the highest ``high`` down, until the k-th exact score beats ``ratio * high`` of
 every row not yet scored. The top k is then exact when that k-th score also beats ``ratio * unseen``;
-otherwise each unfinished term reads ``GROWTH`` times as many blocks, and past ``MAX_POSTINGS`` the
-search gives up (the caller scores every chunk in scope instead).
+otherwise the terms whose unread postings could add the most read ``GROWTH`` times as many blocks,
+and past ``MAX_POSTINGS`` the search gives up (the caller scores every chunk in scope instead).
 
 Blocks are kept per tenant, so a scope naming its tenants reads only theirs; the scope's other
 conditions apply when rows are scored, inside the database, before any ranking.
@@ -22,7 +22,7 @@ conditions apply when rows are scored, inside the database, before any ranking.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -64,7 +64,6 @@ class ImpactStats:
     postings: int = 0
     stored: int = 0
     rescored: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _tenant_filter(scope: Scope | None, params: dict[str, Any]) -> str | None:
