@@ -141,3 +141,19 @@ def test_hybrid_updates_reach_every_leg() -> None:
     assert "c7:c0" in [c.chunk.id for c in hybrid.search("lounge access", 3)]
     assert hybrid.remove(["c7"]) == 1
     assert hybrid.search("lounge access", 3) == []
+
+
+def test_fast_candidate_matches_the_constructor() -> None:
+    import dataclasses
+
+    from evidencedesk.retrieval.candidates import Part, candidate
+
+    c = chunk("A:c0", "A")
+    parts = (Part("bm25", 1, 2.5),)
+    fast, slow = candidate(c, 0.5, 3, "hybrid", parts), Candidate(c, 0.5, 3, "hybrid", parts)
+    assert fast == slow and repr(fast) == repr(slow)
+    assert fast.to_dict() == slow.to_dict()
+    assert candidate(c, 0.5, 3, "bm25").parts == ()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.score = 1.0  # type: ignore[misc]
+    assert dataclasses.replace(fast, rank=1) == Candidate(c, 0.5, 1, "hybrid", parts)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from evidencedesk.documents import Chunk
-from evidencedesk.retrieval.candidates import Candidate, Part
+from evidencedesk.retrieval.candidates import Candidate, Part, candidate
 
 RRF_K = 60  # Cormack, Clarke and Buettcher (2009)
 
@@ -39,7 +39,7 @@ class _Pool:
         if top is not None:
             order = order[:top]
         return [
-            Candidate(self.chunks[cid], float(totals[cid]), n, source, tuple(Part(*p) for p in self.parts[cid]))
+            candidate(self.chunks[cid], float(totals[cid]), n, source, tuple(Part(*p) for p in self.parts[cid]))
             for n, cid in enumerate(order, 1)
         ]
 

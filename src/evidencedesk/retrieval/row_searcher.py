@@ -12,7 +12,7 @@ from collections.abc import Hashable, Iterable, Sequence
 import numpy as np
 
 from evidencedesk.documents import Chunk
-from evidencedesk.retrieval.candidates import Candidate
+from evidencedesk.retrieval.candidates import Candidate, candidate
 from evidencedesk.retrieval.rows import RowMasks, id_ranks, top_k
 from evidencedesk.retrieval.scope import Scope
 
@@ -93,7 +93,7 @@ class RowSearcher:
             return []
         chunks, name = self.chunks, self.name
         pairs = zip(rows.tolist(), scores.tolist(), strict=True)
-        return [Candidate(chunks[r], s, n, name) for n, (r, s) in enumerate(pairs, 1)]
+        return [candidate(chunks[r], s, n, name) for n, (r, s) in enumerate(pairs, 1)]
 
     def scores(self, query: str, scope: Scope | None = None) -> dict[str, float]:
         """Every matching allowed chunk's score by chunk id (for tests and diagnosis)."""

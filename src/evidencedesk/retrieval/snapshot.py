@@ -33,7 +33,7 @@ from evidencedesk.documents import Chunk
 from evidencedesk.errors import SnapshotError
 from evidencedesk.index.bm25_segment import CorpusStats, query_idf
 from evidencedesk.index.embedders import embed_query
-from evidencedesk.retrieval.candidates import Candidate
+from evidencedesk.retrieval.candidates import Candidate, candidate
 from evidencedesk.retrieval.row_searcher import check_k
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.retrieval.segments import Clock, Segment, SegmentWriter, Vectorize
@@ -383,4 +383,4 @@ class SnapshotSearcher:
                 "date (write it again after ingesting)"
             )
         pairs = zip(ids, scores, strict=True)
-        return [Candidate(found[i], float(s), n, self.name) for n, (i, s) in enumerate(pairs, 1)]
+        return [candidate(found[i], float(s), n, self.name) for n, (i, s) in enumerate(pairs, 1)]
