@@ -38,7 +38,7 @@ from evidencedesk.documents import Chunk
 from evidencedesk.evaluation.beir import doc_run, load_beir, score_run
 from evidencedesk.evaluation.labels import load_labels
 from evidencedesk.evaluation.runner import evaluate
-from evidencedesk.index.embedders import OnnxMiniLM, embed_query, embedder_from_name
+from evidencedesk.index.embedders import MINILM_MAX_TOKENS, OnnxMiniLM, embed_query, embedder_from_name
 from evidencedesk.index.embedding_cache import EmbeddingCache, text_hash
 from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.dense import DenseSearcher
@@ -234,11 +234,11 @@ def measure(benches: list[Bench], sci_dense: Bench, cache: Path, lengths: list[i
                 if bench is sci_dense and contextual:
                     continue  # a BEIR row already starts with its title
                 searcher = DenseSearcher(bench.chunks, OnnxMiniLM(max_tokens=n), cache, contextual=contextual)
-                is_default = n == 256 and contextual == next(x for x in defaults.retrieval.legs
+                is_default = n == MINILM_MAX_TOKENS and contextual == next(x for x in defaults.retrieval.legs
                                                              if x.method == "dense").contextual  # fmt: skip
                 row("dense (MiniLM)", f"{n} tokens, contextual {'on' if contextual else 'off'}", is_default,
                     bench, bench.score(searcher))  # fmt: skip
-                if is_default or (bench is sci_dense and n == 256):
+                if is_default or (bench is sci_dense and n == MINILM_MAX_TOKENS):
                     dense_default = lists_of(searcher, bench.queries, bench.scope)
                 searcher.close()
         if dense_default is None:
@@ -275,7 +275,9 @@ def is_default(setting: str, variant: str, settings: Settings) -> bool:
     if setting == "BM25 terms" and bm25 is not None:
         return TOKENIZERS[variant] == Tokenizer(stem=bm25.stem, stopwords=bm25.stopwords, language=bm25.language)
     if setting == "dense (MiniLM)" and dense is not None:
-        return variant == f"256 tokens, contextual {'on' if dense.contextual else 'off'}" and dense.model == "minilm"
+        return variant == f"{MINILM_MAX_TOKENS} tokens, contextual {'on' if dense.contextual else 'off'}" and (
+            dense.model == "minilm"
+        )
     if setting == "dense model" and dense is not None:
         return variant.startswith("all-MiniLM-L6-v2") and dense.model == "minilm"
     if setting == "hybrid fusion" and len(legs) > 1:
@@ -316,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kestrel", type=Path, default=Path("examples/kestrel"))
     parser.add_argument("--cache", type=Path, default=Path(".evidencedesk-beir/scifact/embeddings.sqlite"),
                         help="embedding cache shared by every variant (by model and text hash)")  # fmt: skip
-    parser.add_argument("--lengths", default="256", help="MiniLM sequence lengths to compare, e.g. 128,256,512")
+    parser.add_argument("--lengths", default="256,512", help="MiniLM sequence lengths to compare, e.g. 128,256,512")
     parser.add_argument("--sets", default="scifact,squad,kestrel")
     parser.add_argument(
         "--e5",
@@ -369,9 +371,10 @@ def write(rows: list[dict[str, Any]], where: str, note: str, args: argparse.Name
             "- BM25 rows index each chunk after its `title > heading path` line (the default contextual setting); "
             "the 'BM25 contextual line' rows are the default terms with the other setting. A SciFact row already "
             "starts with its title, so the line changes nothing there (its dense row is the default).\n"
-            "- not measured here: MiniLM sequence lengths other than 256 (`--lengths 128,256,512` re-embeds each "
-            "set per length), and multilingual-e5-small on SciFact (`--e5` runs it on the example corpus and "
-            "squad2-dev: embedding SciFact's 5,183 abstracts with it takes about an hour on 2 cores).\n\n"
+            f"- MiniLM sequence lengths measured: {args.lengths} tokens (`--lengths`; each length embeds each set "
+            "again, or reads the vectors from the embedding cache). Not measured here: multilingual-e5-small on "
+            "SciFact (`--e5` runs it on the example corpus and squad2-dev: embedding SciFact's 5,183 abstracts "
+            "with it takes about an hour on 2 cores).\n\n"
             f"{markdown}\n"
         )
         old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"

@@ -42,6 +42,7 @@ def test_cookbook_shape_is_accepted(tmp_path: Path) -> None:
         ({"chunker": {"size": 10, "overlap": 10}}, "chunker"),
         ({"generator": {"name": "gpt"}}, "generator.name"),
         ({"scope": {"statuses": "current"}}, "scope.statuses"),
+        ({"retrieval": {"legs": [{"method": "dense", "model": "minilm-1000"}]}}, "retrieval.legs.0"),
     ],
 )
 def test_bad_values_name_their_key(data: dict, key: str) -> None:

