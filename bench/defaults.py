@@ -210,6 +210,7 @@ def measure(benches: list[Bench], sci_dense: Bench, cache: Path, lengths: list[i
 
     defaults = Settings()
     leg = defaults.retrieval.legs[0]
+    dense_leg = next(x for x in defaults.retrieval.legs if x.method == "dense")
     default_tok = Tokenizer(stem=leg.stem, stopwords=leg.stopwords, language=leg.language)
     bm25_lists: dict[str, dict[str, list[Candidate]]] = {}
     # 1. the BM25 tokenizer
@@ -229,6 +230,7 @@ def measure(benches: list[Bench], sci_dense: Bench, cache: Path, lengths: list[i
             bm25_lists[bench.name] = lists_of(BM25Searcher(bench.chunks, default_tok, contextual=leg.contextual),
                                               bench.queries, bench.scope)  # fmt: skip
         dense_default = None
+        by_length: dict[int, dict[str, list[Candidate]]] = {}  # the default contextual setting's lists
         for n in lengths:
             for contextual in (False, True):
                 if bench is sci_dense and contextual:
@@ -240,19 +242,19 @@ def measure(benches: list[Bench], sci_dense: Bench, cache: Path, lengths: list[i
                     bench, bench.score(searcher))  # fmt: skip
                 if is_default or (bench is sci_dense and n == MINILM_MAX_TOKENS):
                     dense_default = lists_of(searcher, bench.queries, bench.scope)
+                if bench is sci_dense or contextual == dense_leg.contextual:
+                    by_length[n] = lists_of(searcher, bench.queries, bench.scope)
                 searcher.close()
         if dense_default is None:
             continue
-        fusion = defaults.retrieval.fusion
+        default_spec = next(spec for spec in FUSIONS.values() if is_default_fusion(spec, defaults))
+        for n, lists in by_length.items():  # the length as the default hybrid sees it
+            fused = {q: fuse(bm25_lists[bench.name][q], lists[q], default_spec, DEPTH) for q in lists}
+            row("dense length in the default hybrid", f"{n} tokens", n == MINILM_MAX_TOKENS, bench,
+                bench.score(Replay(fused)))  # fmt: skip
         for name, spec in FUSIONS.items():
             fused = {q: fuse(bm25_lists[bench.name][q], dense_default[q], spec, DEPTH) for q in dense_default}
-            is_default = (
-                spec["method"] == fusion.method
-                and spec["depth"] == max(x.depth for x in defaults.retrieval.legs)
-                and (spec.get("k") == fusion.k if spec["method"] == "rrf" else
-                     [spec["w"], 1 - spec["w"]] == (fusion.weights or [0.5, 0.5]))
-            )  # fmt: skip
-            row("hybrid fusion", name, is_default, bench, bench.score(Replay(fused)))
+            row("hybrid fusion", name, is_default_fusion(spec, defaults), bench, bench.score(Replay(fused)))
         if e5 and bench.name in E5_SETS:
             minilm_scores = next(r for r in rows if r["set"] == bench.name and r["setting"] == "dense (MiniLM)"
                                  and r["default"])  # fmt: skip
@@ -265,6 +267,16 @@ def measure(benches: list[Bench], sci_dense: Bench, cache: Path, lengths: list[i
                 {**bench.score(searcher), **model_speed(e5_model, bench)})  # fmt: skip
             searcher.close()
     return rows
+
+
+def is_default_fusion(spec: dict[str, Any], settings: Settings) -> bool:
+    """Whether a fusion variant of ``FUSIONS`` is what ``settings`` use (method, depth, k or weights)."""
+    fusion, legs = settings.retrieval.fusion, settings.retrieval.legs
+    if spec["method"] != fusion.method or spec["depth"] != max(x.depth for x in legs):
+        return False
+    if spec["method"] == "rrf":
+        return bool(spec["k"] == fusion.k)
+    return bool([spec["w"], 1 - spec["w"]] == (fusion.weights or [0.5, 0.5]))
 
 
 def is_default(setting: str, variant: str, settings: Settings) -> bool:
@@ -280,13 +292,10 @@ def is_default(setting: str, variant: str, settings: Settings) -> bool:
         )
     if setting == "dense model" and dense is not None:
         return variant.startswith("all-MiniLM-L6-v2") and dense.model == "minilm"
+    if setting == "dense length in the default hybrid" and dense is not None:
+        return variant == f"{MINILM_MAX_TOKENS} tokens" and dense.model == "minilm"
     if setting == "hybrid fusion" and len(legs) > 1:
-        spec, fusion = FUSIONS[variant], settings.retrieval.fusion
-        if spec["method"] != fusion.method or spec["depth"] != max(x.depth for x in legs):
-            return False
-        if spec["method"] == "rrf":
-            return bool(spec["k"] == fusion.k)
-        return [spec["w"], 1 - spec["w"]] == (fusion.weights or [0.5, 0.5])
+        return is_default_fusion(FUSIONS[variant], settings)
     return False
 
 
