@@ -149,3 +149,32 @@ def test_latest_build_id_follows_writes_of_this_and_other_connections(tmp_path: 
         assert two is not None and two > one
         assert first.latest_build_id() == two
         assert first.latest_build_id() == two  # asked again without a change: the same
+
+
+def test_latest_build_id_sees_another_process_once_the_recheck_time_passed(tmp_path: Path) -> None:
+    """A write committed by another process is seen by a look made more than ``RECHECK_S`` after the
+    previous one (this process wrote nothing, so in between the last look stands)."""
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    from evidencedesk.store.store import RECHECK_S
+
+    with Store(tmp_path / "s") as store:
+        store.sync([doc("a", "Alpha text.")], CONFIG)
+        one = store.latest_build_id()
+        script = textwrap.dedent(
+            f"""
+            from evidencedesk.chunking.config import ChunkingConfig
+            from evidencedesk.documents import Document, Metadata
+            from evidencedesk.store import Store
+            d = Document("b", "b", "b.md", "md", "Beta text.", "hash-b", Metadata())
+            with Store({str(tmp_path / "s")!r}) as other:
+                other.sync([d], ChunkingConfig(name="paragraph", size=100))
+            """
+        )
+        subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+        time.sleep(RECHECK_S * 2)
+        two = store.latest_build_id()
+        assert one is not None and two is not None and two > one

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,15 @@ from evidencedesk.store.sqlite_writer import SqliteWriter
 
 DEFAULT_STORE = Path(".evidencedesk")
 SNAPSHOT_DIR = "snapshot"
+# How long a store trusts its last look at the database when nothing in this process has written to
+# it since: a search checks for new builds before it runs, and asking SQLite (``PRAGMA
+# data_version``) takes file locks whose system calls cost more than the rest of a BM25 search on a
+# small corpus (measured in bench/bm25_speed.py). Writes made in this process, by any Store object,
+# are seen at once; a write committed by another process is seen by searches that start at most this
+# long after it.
+RECHECK_S = 0.005
+_COMMITS: dict[Path, int] = {}  # per database file: ingest runs committed by this process
+_COMMITS_LOCK = threading.Lock()
 
 
 class Store(StoreBase):
@@ -54,6 +64,9 @@ class Store(StoreBase):
         self._conn.row_factory = sqlite3.Row
         self._build_mark: tuple[int, int] | None = None  # see latest_build_id
         self._build_seen: int | None = None
+        self._db_key = self.db_path.resolve()
+        self._local_mark: tuple[int, int] | None = None  # (this process's commits, this connection's changes)
+        self._checked_at = float("-inf")
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r})"
@@ -69,12 +82,19 @@ class Store(StoreBase):
 
     def latest_build_id(self) -> int | None:
         """The latest build's id. Read again only when the database changed since the last call: this
-        connection wrote (``total_changes``) or another one committed (``PRAGMA data_version``)."""
+        connection wrote (``total_changes``) or another one committed (``PRAGMA data_version``). When
+        nothing in this process wrote since a look less than ``RECHECK_S`` ago, that look stands."""
         with self._lock:
+            local = (_COMMITS.get(self._db_key, 0), self._conn.total_changes)
+            now = time.monotonic()
+            if local == self._local_mark and now - self._checked_at < RECHECK_S:
+                return self._build_seen
             mark = (self._conn.execute("PRAGMA data_version").fetchone()[0], self._conn.total_changes)
             if mark != self._build_mark:
                 self._build_seen = super().latest_build_id()
                 self._build_mark = mark
+            self._local_mark = local
+            self._checked_at = now
             return self._build_seen
 
     # -- the primitives StoreBase needs ------------------------------------------------------------
@@ -100,6 +120,8 @@ class Store(StoreBase):
             try:
                 report = work(SqliteWriter(self._conn))
                 self._conn.execute("COMMIT")
+                with _COMMITS_LOCK:
+                    _COMMITS[self._db_key] = _COMMITS.get(self._db_key, 0) + 1
             except BaseException:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
