@@ -267,11 +267,21 @@ def main(argv: list[str] | None = None) -> int:
     table, markdown = render(rows, notes)
     console = Console()
     console.print(table)
-    ratio = rows[3]
+
+    def verdict_against(ratio: dict[str, Any], how: str) -> str:
+        def met(value: float, target: float) -> str:
+            return "met" if value >= target else "NOT met"
+
+        return (
+            f"against bm25s {how}: >= 1.5x unfiltered ({met(ratio['none'], 1.5)}), >= 2x with the 10% "
+            f"({met(ratio['10%'], 2)}) and 1% ({met(ratio['1%'], 2)}) filters"
+        )
+
+    # ours is called one query at a time, as users call it; bm25s batching every query in one call is
+    # a different workload, shown beside it
     verdict = (
-        "Targets, against bm25s with all queries in one call: "
-        f">= 1.5x unfiltered ({'met' if ratio['none'] >= 1.5 else 'NOT met'}), >= 2x with the 10% "
-        f"({'met' if ratio['10%'] >= 2 else 'NOT met'}) and 1% ({'met' if ratio['1%'] >= 2 else 'NOT met'}) filters."
+        f"Targets {verdict_against(rows[4], 'called the same way (one query per call)')}; "
+        f"{verdict_against(rows[3], 'given all queries in one call')}."
     )
     hyb = notes["hybrid"]
     hybrid_line = (

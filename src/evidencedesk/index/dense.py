@@ -17,9 +17,6 @@ import numpy as np
 from evidencedesk.index.embedders import Embedder
 from evidencedesk.index.string_table import StringTable
 
-# Up to this many rows an unfiltered search scores every row on one thread (``dense_jit.all_best``);
-# above it one BLAS matrix-vector product on every core is faster.
-ONE_THREAD_ROWS = 100_000
 VECTORS_FILE = "vectors.npy"
 META_FILE = "dense.json"
 
@@ -111,23 +108,20 @@ class DenseIndex:
         """Rows and cosine scores of the best ``k`` allowed rows with a positive score, best first."""
         if k < 1:
             raise ValueError(f"k: must be at least 1, got {k}")
-        if allowed_mask is not None:
+        if allowed_mask is None:
+            rows = np.arange(len(self), dtype=np.int64)
+            scores = self.scores(query_vec)
+        else:
             allowed_mask = np.asarray(allowed_mask, dtype=bool)
             if allowed_mask.shape != (len(self),):
                 raise ValueError(f"allowed_mask: expected {len(self)} entries, got shape {allowed_mask.shape}")
             if allowed_mask.all():
-                allowed_mask = None
-        if allowed_mask is None and len(self) > ONE_THREAD_ROWS:
-            rows = np.arange(len(self), dtype=np.int64)
-            scores = self.scores(query_vec)
-        else:  # the allowed rows, read in place, and only those that can make the top k kept
-            from evidencedesk.index.dense_jit import all_best, masked_best
+                rows = np.arange(len(self), dtype=np.int64)
+                scores = self.scores(query_vec)
+            else:  # the allowed rows, read in place, and only those that can make the top k kept
+                from evidencedesk.index.dense_jit import masked_best
 
-            q = self._query(query_vec)
-            if allowed_mask is None:
-                rows, scores = all_best(self.vectors, q, k)
-            else:
-                rows, scores = masked_best(self.vectors, allowed_mask, q, k)
+                rows, scores = masked_best(self.vectors, allowed_mask, self._query(query_vec), k)
         return top_k(scores, rows, self.ids, k)
 
     # ---- incremental updates -------------------------------------------------------------------
