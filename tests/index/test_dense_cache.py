@@ -75,3 +75,26 @@ def test_an_interrupted_run_keeps_the_blocks_already_embedded(tmp_path, monkeypa
         resumed = CountingEmbedder()
         embed_cached(resumed, texts, cache, progress=True)
         assert resumed.texts_embedded == 2
+
+
+def test_vectors_of_the_256_token_model_are_reused_for_texts_that_fit_both(tmp_path) -> None:
+    """Reading up to 512 tokens gives the same vector as reading up to 256 for a text of at most 256
+    tokens: an upgraded store embeds only its long chunks again."""
+    from evidencedesk.index.embedders import MINILM_NAME, default_embedder, minilm
+
+    class Counting(CountingEmbedder):
+        def same_vectors(self, texts: list[str]) -> dict[str, list[int]]:
+            return self.inner.same_vectors(texts)
+
+    short, long_text = "Refunds take 14 days.", "money " * 300 + "end"  # 5 and 303 tokens
+    old = minilm(256)
+    with EmbeddingCache(tmp_path / "emb.sqlite") as cache:
+        embed_cached(old, [short, long_text], cache)
+        assert cache.count(MINILM_NAME) == 2
+        counting = Counting()
+        assert counting.name == default_embedder().name != MINILM_NAME
+        vectors = embed_cached(counting, [short, long_text], cache)
+        assert counting.texts_embedded == 1  # only the long text: the short one's vector was reused
+        assert cache.count(counting.name) == 2
+        np.testing.assert_allclose(vectors, default_embedder().embed([short, long_text]), atol=1e-4)
+        assert not np.allclose(vectors[1], old.embed([long_text])[0], atol=1e-3)  # the long one differs

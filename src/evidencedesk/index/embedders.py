@@ -164,6 +164,16 @@ class OnnxMiniLM:
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         return normalize_rows(pooled)
 
+    def same_vectors(self, texts: list[str]) -> dict[str, list[int]]:
+        """Other names under which a cache may already hold the vector of some of ``texts``: MiniLM
+        at another length reads a text that fits within both lengths whole, so it gives the same
+        vector. ``{name: [positions in texts]}``; tokenising is all it costs (no model run)."""
+        shorter = MINILM_LEGACY_TOKENS
+        if self.max_tokens <= shorter or not texts:
+            return {}
+        fits = [n for n, e in enumerate(self._tokenizer.encode_batch(texts)) if sum(e.attention_mask) <= shorter]
+        return {minilm_name(shorter): fits} if fits else {}
+
     def embed(self, texts: list[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         _check_batch_size(batch_size)
         texts = list(texts)

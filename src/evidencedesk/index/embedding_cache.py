@@ -122,6 +122,26 @@ def _embed_misses(
             bar.stop()
 
 
+def _reuse_same_vectors(
+    embedder: Embedder, missing: dict[str, str], cache: EmbeddingCache, found: dict[str, np.ndarray]
+) -> None:
+    """Fill misses from vectors the cache holds under another name that gives the same vector for
+    that text (``same_vectors``: MiniLM at a shorter length, for a text it reads whole), storing
+    them under this embedder's name; what is filled leaves ``missing``."""
+    same_vectors = getattr(embedder, "same_vectors", None)
+    if not callable(same_vectors):
+        return
+    digests = list(missing)
+    for name, positions in same_vectors([missing[d] for d in digests]).items():
+        asked = [digests[n] for n in positions if digests[n] in missing]
+        reused = cache.get_many(name, asked, embedder.dim)
+        if reused:
+            cache.put_many(embedder.name, list(reused), np.stack(list(reused.values())))
+            found.update(reused)
+            for digest in reused:
+                del missing[digest]
+
+
 def embed_cached(
     embedder: Embedder,
     texts: Sequence[str],
@@ -141,6 +161,8 @@ def embed_cached(
     for digest, text in zip(hashes, texts, strict=True):
         if digest not in found and digest not in missing:
             missing[digest] = text
+    if missing:
+        _reuse_same_vectors(embedder, missing, cache, found)
     if missing:
         _embed_misses(embedder, missing, cache, found, batch_size, progress, on_progress)
     out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
