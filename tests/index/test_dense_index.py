@@ -183,3 +183,20 @@ def test_filtered_ties_at_the_kth_score_break_by_id() -> None:
     assert scores.tolist() == [scores[0]] * 5
     rows, _ = index.search(np.array([0.6, 0.8], dtype=np.float32), 100, mask)
     assert sorted(ids[r] for r in rows) == allowed_tied  # every positive allowed row, no zero-score ones
+
+
+def test_one_thread_and_blas_paths_rank_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    import evidencedesk.index.dense as dense
+
+    vectors = unit_rows(2_000, 32, seed=5)
+    vectors[1500] = vectors[200]  # a tie at the top for some queries: the id decides
+    index = DenseIndex(vectors, [f"c{i:04d}" for i in range(2_000)], "m", 32)
+    for seed in range(20):
+        q = unit_rows(1, 32, seed=100 + seed)[0] if seed else vectors[200]
+        for k in (1, 10, 50):
+            monkeypatch.setattr(dense, "ONE_THREAD_ROWS", 10**9)
+            one_thread = index.search(q, k)
+            monkeypatch.setattr(dense, "ONE_THREAD_ROWS", 0)
+            blas = index.search(q, k)
+            assert one_thread[0].tolist() == blas[0].tolist() == brute_force(vectors, q, k, None)[: len(blas[0])]
+            np.testing.assert_allclose(one_thread[1], blas[1], atol=1e-5)

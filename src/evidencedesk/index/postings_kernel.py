@@ -123,13 +123,14 @@ def warm() -> None:
     for a in (indptr, rows, np.array([1], dtype=np.int32), mapped[3]), mapped:
         args = (a[0], a[1], a[2], terms, idf, 2.5, np.ones(1), 1, a[3], _NO_MASK, False, *_scratch(1))
         compiled.best_rows_tf_pruned(*args)
-    from evidencedesk.index.dense_jit import masked_best, rows_dot  # filtered exact dense search, memory maps too
+    from evidencedesk.index.dense_jit import all_best, masked_best, rows_dot  # exact dense search, memory maps too
 
     vectors, q = np.ones((1, 2), dtype=np.float32), np.ones(2, dtype=np.float32)
     rows_dot(vectors, np.zeros(1, dtype=np.int64), q)
     rows_dot(_read_only(vectors.copy()), np.zeros(1, dtype=np.int64), q)
     for matrix in vectors, _read_only(vectors.copy()):
         masked_best(matrix, np.ones(1, dtype=bool), q, 1)
+        all_best(matrix, q, 1)
 
 
 __all__ = ["best_rows", "best_rows_tf", "kernel", "warm"]
