@@ -134,3 +134,31 @@ def test_a_reader_waits_for_the_snapshot_update_instead_of_indexing_in_memory(tm
     assert seen and seen[0].startswith("snapshot of build 2, "), seen
     assert reader.searcher_label("bm25").startswith("snapshot-")
     reader.close()
+
+
+def test_a_snapshot_of_256_token_vectors_is_not_searched_with_the_512_token_model(tmp_path: Path, docs: Path) -> None:
+    """A snapshot written when "minilm" meant 256 tokens (its identity says "minilm") is not used:
+    search falls back to the in-memory indexes instead of refusing the embedder."""
+    import json
+
+    from evidencedesk.index.embedders import MINILM_NAME, default_embedder
+    from evidencedesk.wiring_snapshot import identity
+
+    assert identity(Settings())["model"] == default_embedder().name
+    short = Settings.model_validate(
+        {"retrieval": {"legs": [{"method": "bm25"}, {"method": "dense", "model": "minilm-256"}]}}
+    )
+    assert identity(short)["model"] == MINILM_NAME
+    with Desk(tmp_path / "store") as desk:
+        desk.ingest(docs)
+        desk.write_index()
+        want = _ranked(desk, "hybrid")
+    manifest = tmp_path / "store" / "snapshot" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["labels"]["identity"]["model"] = "minilm"  # as written before 512 became the default
+    data["dense"]["model_name"] = MINILM_NAME
+    manifest.write_text(json.dumps(data))
+    with Desk(tmp_path / "store") as desk:
+        assert "other BM25 or dense settings" in desk.snapshot_status()
+        assert not desk.searcher_label("hybrid").startswith("snapshot-")
+        assert _ranked(desk, "hybrid") == want

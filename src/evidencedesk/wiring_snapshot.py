@@ -19,7 +19,7 @@ from typing import Any
 from evidencedesk.config import LegSettings, Settings
 from evidencedesk.documents import Chunk
 from evidencedesk.errors import SnapshotError
-from evidencedesk.index.embedders import Embedder
+from evidencedesk.index.embedders import Embedder, vectors_name
 from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.segments import Vectorize
 from evidencedesk.retrieval.snapshot import Snapshot, SnapshotSearcher, read_manifest, write_snapshot
@@ -42,7 +42,7 @@ def identity(settings: Settings) -> dict[str, Any]:
         "tokenizer": Tokenizer(stem=bm25.stem, stopwords=bm25.stopwords, language=bm25.language).to_dict(),
         "k1": bm25.k1,
         "b": bm25.b,
-        "model": dense.model,
+        "model": vectors_name(dense.model),  # "minilm" named 256-token vectors before it named 512
         "contextual": dense.contextual,
         "bm25_contextual": bm25.contextual,
     }

@@ -295,6 +295,13 @@ def default_embedder() -> OnnxMiniLM:
     return minilm(MINILM_MAX_TOKENS)
 
 
+def vectors_name(name: str) -> str:
+    """The name of the vectors ``embedder_from_name(name)`` makes, where it is known without loading a
+    model (MiniLM at its length: "minilm" now names 512-token vectors); else ``name`` as given."""
+    length = minilm_length(name)
+    return minilm_name(length) if length is not None else name
+
+
 def embedder_from_name(name: str | None) -> Embedder:
     """``None``, "minilm" or "all-MiniLM-L6-v2" give the offline default (512 tokens); "minilm-256" (or
     the plain ``MINILM_NAME``, the name of vectors made before 512 became the default) reads 256;
