@@ -131,10 +131,9 @@ def dense_model(settings: Settings) -> str:
 
 def dense_embedder(settings: Settings) -> Any:
     """The embedder the dense leg names (the bundled MiniLM by default)."""
-    from evidencedesk.index.embedders import default_embedder, embedder_from_name
+    from evidencedesk.index.embedders import embedder_from_name
 
-    model = dense_model(settings)
-    return embedder_from_name(model) if model != "minilm" else default_embedder()
+    return embedder_from_name(dense_model(settings))
 
 
 # -- generator -------------------------------------------------------------------------------------

@@ -83,8 +83,10 @@ def test_vectors_of_the_256_token_model_are_reused_for_texts_that_fit_both(tmp_p
     from evidencedesk.index.embedders import MINILM_NAME, default_embedder, minilm
 
     class Counting(CountingEmbedder):
-        def same_vectors(self, texts: list[str]) -> dict[str, list[int]]:
-            return self.inner.same_vectors(texts)
+        same_vectors_name = MINILM_NAME
+
+        def fitting(self, texts: list[str]) -> list[int]:
+            return self.inner.fitting(texts)
 
     short, long_text = "Refunds take 14 days.", "money " * 300 + "end"  # 5 and 303 tokens
     old = minilm(256)

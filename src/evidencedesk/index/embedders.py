@@ -164,15 +164,17 @@ class OnnxMiniLM:
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         return normalize_rows(pooled)
 
-    def same_vectors(self, texts: list[str]) -> dict[str, list[int]]:
-        """Other names under which a cache may already hold the vector of some of ``texts``: MiniLM
-        at another length reads a text that fits within both lengths whole, so it gives the same
-        vector. ``{name: [positions in texts]}``; tokenising is all it costs (no model run)."""
-        shorter = MINILM_LEGACY_TOKENS
-        if self.max_tokens <= shorter or not texts:
-            return {}
-        fits = [n for n, e in enumerate(self._tokenizer.encode_batch(texts)) if sum(e.attention_mask) <= shorter]
-        return {minilm_name(shorter): fits} if fits else {}
+    @property
+    def same_vectors_name(self) -> str | None:
+        """Another name under which a cache may already hold the vectors of some texts: MiniLM at 256
+        tokens reads a text that fits in 256 tokens whole, so it gives the same vector (``fitting``
+        says which texts); None at 256 tokens or fewer."""
+        return minilm_name(MINILM_LEGACY_TOKENS) if self.max_tokens > MINILM_LEGACY_TOKENS else None
+
+    def fitting(self, texts: list[str]) -> list[int]:
+        """The positions of ``texts`` whose vector ``same_vectors_name`` also gives (tokenising only)."""
+        encodings = self._tokenizer.encode_batch(texts) if texts else []
+        return [n for n, e in enumerate(encodings) if sum(e.attention_mask) <= MINILM_LEGACY_TOKENS]
 
     def embed(self, texts: list[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         _check_batch_size(batch_size)

@@ -71,6 +71,10 @@ class EmbeddingCache:
                 ((model, h, dim, v.tobytes()) for h, v in zip(hashes, vectors, strict=True)),
             )
 
+    def holds(self, model: str) -> bool:
+        """Whether any vector of ``model`` is cached (one index probe, at any size)."""
+        return self._db.execute("SELECT 1 FROM embeddings WHERE model = ? LIMIT 1", (model,)).fetchone() is not None
+
     def count(self, model: str | None = None) -> int:
         if model is None:
             return int(self._db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
@@ -126,20 +130,20 @@ def _reuse_same_vectors(
     embedder: Embedder, missing: dict[str, str], cache: EmbeddingCache, found: dict[str, np.ndarray]
 ) -> None:
     """Fill misses from vectors the cache holds under another name that gives the same vector for
-    that text (``same_vectors``: MiniLM at a shorter length, for a text it reads whole), storing
-    them under this embedder's name; what is filled leaves ``missing``."""
-    same_vectors = getattr(embedder, "same_vectors", None)
-    if not callable(same_vectors):
+    some texts (``same_vectors_name`` and ``fitting``: MiniLM at 256 tokens, for a text it reads
+    whole), storing them under this embedder's name; what is filled leaves ``missing``. Texts are
+    tokenised only when the cache holds vectors under that name at all."""
+    name = getattr(embedder, "same_vectors_name", None)
+    if name is None or not cache.holds(name):
         return
     digests = list(missing)
-    for name, positions in same_vectors([missing[d] for d in digests]).items():
-        asked = [digests[n] for n in positions if digests[n] in missing]
-        reused = cache.get_many(name, asked, embedder.dim)
-        if reused:
-            cache.put_many(embedder.name, list(reused), np.stack(list(reused.values())))
-            found.update(reused)
-            for digest in reused:
-                del missing[digest]
+    asked = [digests[n] for n in embedder.fitting([missing[d] for d in digests])]  # type: ignore[attr-defined]
+    reused = cache.get_many(name, asked, embedder.dim)
+    if reused:
+        cache.put_many(embedder.name, list(reused), np.stack(list(reused.values())))
+        found.update(reused)
+        for digest in reused:
+            del missing[digest]
 
 
 def embed_cached(

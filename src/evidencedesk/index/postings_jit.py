@@ -76,7 +76,8 @@ def select(acc: Any, touched: Any, n: int, k: int, tie: Any) -> tuple[Any, Any]:
 # it (a branch per posting), then select among the noted rows. Dense: add every posting without
 # the branch, then scan every row of the index for a nonzero sum. The dense pass is the faster one
 # when the query's postings are not much fewer than the index's rows (a small index, or common
-# terms): measured on SciFact (5,183 rows, about 3,700 postings a query), 3.5 times faster.
+# terms). On SciFact (5,183 rows, about 3,700 postings a query) the dense pass with the branch-free
+# ``reached`` and the heap's early test took the kernel from 42 to 23 us a query.
 DENSE_ROWS_PER_POSTING = 4
 
 
