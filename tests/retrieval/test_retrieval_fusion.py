@@ -157,3 +157,46 @@ def test_fast_candidate_matches_the_constructor() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.score = 1.0  # type: ignore[misc]
     assert dataclasses.replace(fast, rank=1) == Candidate(c, 0.5, 1, "hybrid", parts)
+
+
+def _reference(lists: list[list[Candidate]], totals_of: str, top: int | None) -> list[tuple[str, float, tuple]]:
+    """The fused lists spelled out directly: every chunk's parts, total, best rank, sorted in full."""
+    parts: dict[str, list[tuple[str, int, float]]] = {}
+    for lst in lists:
+        for rank, c in enumerate(lst, 1):
+            parts.setdefault(c.chunk.id, []).append((c.source, rank, c.score))
+    totals: dict[str, float] = {}
+    if totals_of == "rrf":
+        for cid, ps in parts.items():
+            totals[cid] = float(sum((Fraction(1, 60 + r) for _, r, _ in ps), Fraction(0)))
+    else:
+        totals = dict.fromkeys(parts, 0.0)
+        for lst in lists:
+            if lst:
+                lo, hi = min(c.score for c in lst), max(c.score for c in lst)
+                for c in lst:
+                    totals[c.chunk.id] += (c.score - lo) / (hi - lo) if hi > lo else 1.0
+    best = {cid: min(r for _, r, _ in ps) for cid, ps in parts.items()}
+    order = sorted(totals, key=lambda cid: (-totals[cid], best[cid], cid))[:top]
+    return [(cid, totals[cid], tuple(parts[cid])) for cid in order]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_fusion_matches_the_direct_definition_on_random_lists(seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    pool = [f"d{n}" for n in range(30)]
+    lists = []
+    for source in ("bm25", "dense", "lsa")[: rng.randint(1, 3)]:
+        names = rng.sample(pool, rng.randint(0, 25))
+        scores = sorted((round(rng.uniform(0, 5), rng.choice([0, 1, 3])) for _ in names), reverse=True)
+        lists.append(listing(" ".join(names), source, scores) if names else [])
+    top = rng.choice([None, 1, 5, 10, 100])
+    for name in ("rrf", "normalized"):
+        fused = rrf(lists, 60, top=top) if name == "rrf" else normalized_fusion(lists, top=top)
+        want = _reference(lists, name, top)
+        assert [c.chunk.id for c in fused] == [cid for cid, _, _ in want]
+        assert [c.score for c in fused] == [total for _, total, _ in want]
+        assert [tuple((p.source, p.rank, p.score) for p in c.parts) for c in fused] == [p for _, _, p in want]
+        assert [c.rank for c in fused] == list(range(1, len(fused) + 1))

@@ -35,7 +35,12 @@ def top_k(scores: np.ndarray, rows: np.ndarray, ids: Sequence[str], k: int) -> t
         kth = np.partition(scores, len(scores) - k)[len(scores) - k]
         keep = scores >= kth  # every row tied with the k-th, so the tie-break does not depend on row order
         scores, rows = scores[keep], rows[keep]
-    order = sorted(range(len(rows)), key=lambda i: (-float(scores[i]), ids[int(rows[i])]))[:k]
+    order = np.argsort(-scores, kind="stable")
+    ordered = scores[order]
+    if len(ordered) > 1 and bool((ordered[1:] == ordered[:-1]).any()):  # equal scores: the ids decide
+        by_score, by_row = scores.tolist(), rows.tolist()
+        order = np.array(sorted(range(len(by_row)), key=lambda i: (-by_score[i], ids[by_row[i]])), dtype=np.int64)
+    order = order[:k]
     return rows[order].astype(np.int64), scores[order].astype(np.float32)
 
 

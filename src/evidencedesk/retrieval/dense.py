@@ -136,7 +136,8 @@ class DenseSearcher:
         if not mask.any():
             return []
         rows, scores = self.index.search(self.embed_query(query), k, mask)
-        return ranked(((self.chunks[r], s) for r, s in zip(rows, scores, strict=True)), self.name)
+        chunks = self.chunks
+        return ranked(((chunks[r], s) for r, s in zip(rows.tolist(), scores.tolist(), strict=True)), self.name)
 
     def close(self) -> None:
         if self._cache is not None:

@@ -6,6 +6,7 @@ ties by the best rank the chunk reached in any list, then by chunk id, so the ou
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -16,30 +17,45 @@ RRF_K = 60  # Cormack, Clarke and Buettcher (2009)
 
 
 class _Pool:
-    """Every chunk seen in the lists, its parts (source, rank, score) and its best rank. The parts
-    become ``Part`` records only for the chunks that make the fused top."""
+    """Every chunk seen in the lists and its best rank, in one pass; the parts (source, rank, score)
+    are gathered, and ``Part`` records made, only for the chunks that make the fused top."""
 
     def __init__(self, lists: Sequence[Sequence[Candidate]]) -> None:
+        self.lists = lists
         self.chunks: dict[str, Chunk] = {}
-        self.parts: dict[str, list[tuple[str, int, float]]] = {}
         self.best: dict[str, int] = {}
+        best = self.best
         for lst in lists:
             for rank, cand in enumerate(lst, 1):  # rank = 1-based index in this list (scores are ignored)
                 cid = cand.chunk.id
-                if cid in self.chunks:
-                    self.parts[cid].append((cand.source, rank, float(cand.score)))
-                    self.best[cid] = min(self.best[cid], rank)
-                else:
+                seen = best.get(cid)
+                if seen is None:
                     self.chunks[cid] = cand.chunk
-                    self.parts[cid] = [(cand.source, rank, float(cand.score))]
-                    self.best[cid] = rank
+                    best[cid] = rank
+                elif rank < seen:
+                    best[cid] = rank
+
+    def ranks(self) -> dict[str, list[int]]:
+        """Each chunk's ranks over the lists, in list order."""
+        found: dict[str, list[int]] = {cid: [] for cid in self.chunks}
+        for lst in self.lists:
+            for rank, cand in enumerate(lst, 1):
+                found[cand.chunk.id].append(rank)
+        return found
 
     def ranked(self, totals: dict[str, Fraction] | dict[str, float], top: int | None, source: str) -> list[Candidate]:
-        order = sorted(totals, key=lambda cid: (-totals[cid], self.best[cid], cid))
-        if top is not None:
-            order = order[:top]
+        best = self.best
+        key = lambda cid: (-totals[cid], best[cid], cid)  # noqa: E731
+        order = sorted(totals, key=key) if top is None or top >= len(totals) else heapq.nsmallest(top, totals, key=key)
+        wanted = set(order)
+        parts: dict[str, list[Part]] = {cid: [] for cid in order}
+        for lst in self.lists:
+            for rank, cand in enumerate(lst, 1):
+                cid = cand.chunk.id
+                if cid in wanted:
+                    parts[cid].append(Part(cand.source, rank, float(cand.score)))
         return [
-            candidate(self.chunks[cid], float(totals[cid]), n, source, tuple(Part(*p) for p in self.parts[cid]))
+            candidate(self.chunks[cid], float(totals[cid]), n, source, tuple(parts[cid]))
             for n, cid in enumerate(order, 1)
         ]
 
@@ -61,9 +77,7 @@ def rrf(
         raise ValueError(f"k: must be an integer >= 0, got {k!r}")
     _check_top(top)
     pool = _Pool(lists)
-    totals = {
-        cid: sum((Fraction(1, k + rank) for _, rank, _ in parts), Fraction(0)) for cid, parts in pool.parts.items()
-    }
+    totals = {cid: sum((Fraction(1, k + rank) for rank in ranks), Fraction(0)) for cid, ranks in pool.ranks().items()}
     return pool.ranked(totals, top, source)
 
 
@@ -93,8 +107,13 @@ def normalized_fusion(
             continue
         scores = [float(c.score) for c in lst]
         lo, hi = min(scores), max(scores)
-        for cand, s in zip(lst, scores, strict=True):
-            totals[cand.chunk.id] += w * ((s - lo) / (hi - lo) if hi > lo else 1.0)
+        if hi > lo:
+            span = hi - lo
+            for cand, s in zip(lst, scores, strict=True):
+                totals[cand.chunk.id] += w * ((s - lo) / span)
+        else:
+            for cand in lst:
+                totals[cand.chunk.id] += w * 1.0
     return pool.ranked(totals, top, source)
 
 
