@@ -133,6 +133,13 @@ class PgStore(StoreBase):
             conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(self.schema)))
         self.close()
 
+    def vacuum(self) -> None:
+        """``VACUUM (ANALYZE)`` every table of the store. A bulk insert leaves its tables for autovacuum
+        to scan later (to set the visibility map); after a large load, running it here does that work
+        at once instead of beside the first queries (docs/scale-out.md)."""
+        with self.pool.connection() as conn:
+            _tidy(conn)
+
     @property
     def last_timings(self) -> dict[str, float]:
         """Seconds the last write spent building the BM25 postings ("blocks") and the HNSW index ("hnsw")."""
