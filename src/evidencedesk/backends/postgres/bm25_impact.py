@@ -12,8 +12,10 @@ ones (encoded at ``encoded_avgdl``); a true score is at most ``ratio`` times the
 (``bm25_drift``). The rows are scored exactly (float64, from their term frequencies, in the scope's
 WHERE clause) from the highest ``high`` down, until the k-th exact score beats ``ratio * high`` of
 every row not yet scored. The top k is then exact when that k-th score also beats ``ratio * unseen``;
-otherwise the terms whose unread postings could add the most read ``GROWTH`` times as many blocks,
-and past ``MAX_POSTINGS`` the search gives up (the caller scores every chunk in scope instead).
+otherwise the terms whose unread postings could add the most read until they hold ``GROWTH`` times
+as many blocks, and past ``MAX_POSTINGS`` the search gives up (the caller scores every chunk in scope
+instead). Once every block of every term is read, each row's stored score is known: the rows are then
+checked against the scope and rescored from the best stored score down, a few at a time.
 
 Blocks are kept per tenant, so a scope naming its tenants reads only theirs; the scope's other
 conditions apply when rows are scored, inside the database, before any ranking.
@@ -34,8 +36,12 @@ from evidencedesk.backends.postgres.bm25_sparse import QueryTerm
 from evidencedesk.backends.postgres.impact_jit import MAX_TERMS, Gather
 from evidencedesk.retrieval.scope import Scope
 
-START_BLOCKS = 4
-GROWTH = 2
+# Blocks read per term at first, and the factor a term's read blocks grow by each round it is read
+# again: tuned on SciFact's training queries over the 1M-chunk bench corpus (bench/postgres_scale.py):
+# 4 and 2 gave unfiltered p50 42 to 52 ms and p99 151 to 204 over two runs, 8 and 3 p50 36 to 38 and
+# p99 137 to 138 (3.4 rounds a query instead of 5.3).
+START_BLOCKS = 8
+GROWTH = 3
 MAX_POSTINGS = 3_000_000  # postings read before giving up on a query (the caller then scans its scope)
 PROBE = 64  # rows by best bound whose stored score is read first, to learn what the k-th scores
 MAX_SCORED = 4_000  # rows whose stored score may be read in one round; more: read deeper first
@@ -176,19 +182,19 @@ def impact_top(
         stats.postings = reader.postings
         rows, low, high, unseen = reader.bounds()
         asked = np.concatenate([asked, np.zeros(len(rows) - len(asked), dtype=bool)])
-        done = bool(reader.finished.all())
-        if not done:  # what the k-th scores: the stored scores of the rows with the best bounds
-            first = np.flatnonzero(~asked)
-            if len(first) > PROBE:
-                first = first[np.argpartition(-high[first], PROBE)[:PROBE]]
-            ask(rows, first)
-        theta = kth_stored() if not done else 0.0
+        if reader.finished.all():  # every posting read: ``high`` is each row's whole stored score
+            rescore = lambda: _rescore(conn, stored, exact_of, k, slack, exact, stats)  # noqa: E731
+            return _best_of_all(rows, high, asked, ask, rescore, k, slack)
+        # what the k-th scores: the stored scores of the rows with the best bounds
+        first = np.flatnonzero(~asked)
+        if len(first) > PROBE:
+            first = first[np.argpartition(-high[first], PROBE)[:PROBE]]
+        ask(rows, first)
+        theta = kth_stored()
         want = np.flatnonzero(~asked & (high * slack >= theta))  # the rows that may still reach the top k
-        if done or theta > slack * unseen and len(want) <= MAX_SCORED:
+        if theta > slack * unseen and len(want) <= MAX_SCORED:
             ask(rows, want)
             best = _rescore(conn, stored, exact_of, k, slack, exact, stats)
-            if done:
-                return best[:k]
             rest = high[~asked]
             if len(best) >= k:
                 kth = best[k - 1][1]
@@ -200,6 +206,32 @@ def impact_top(
         caps = reader.idf * reader.ceil
         grow = ~reader.finished & (caps >= 0.5 * caps.max())
         reader.more(conn, np.where(grow, np.maximum(reader.read * (GROWTH - 1), START_BLOCKS), 0))
+
+
+def _best_of_all(
+    rows: np.ndarray,
+    high: np.ndarray,
+    asked: np.ndarray,
+    ask: Callable[[np.ndarray, np.ndarray], None],
+    rescore: Callable[[], list[tuple[str, float]]],
+    k: int,
+    slack: float,
+) -> list[tuple[str, float]]:
+    """The top ``k`` once every posting of every term is read: each row's stored score is known
+    (``high``), so the rows are checked against the scope and rescored from the best stored score down,
+    ``PROBE`` rows first and four times as many each round, until the k-th exact score beats ``slack``
+    times the best stored score not yet checked. (Asking the database for every row a common query's
+    postings hold, hundreds of thousands at a million chunks, took seconds.)"""
+    step = max(PROBE, 4 * k)
+    while True:
+        left = np.flatnonzero(~asked)
+        best = rescore()
+        if not len(left) or (len(best) >= k and best[k - 1][1] > slack * float(high[left].max())):
+            return best[:k]
+        if len(left) > step:
+            left = left[np.argpartition(-high[left], step)[:step]]
+        ask(rows, left)
+        step *= 4
 
 
 def _rescore(
