@@ -10,7 +10,7 @@ the corpus). Reported per backend: ingest from nothing in documents per second (
 documents are already read), the time to make the search indexes ready, nDCG@10 / recall@100 on
 the 300 test queries, and single-query latency p50/p99 at k = 10 (query embeddings memoised, so
 latency is the search alone). The PostgreSQL store lives in a schema of its own, dropped after.
-Prints a table and appends a section to bench/RESULTS.md (--no-append to skip).
+Prints a table and writes its section of bench/RESULTS.md, replacing the last one (--no-append to skip).
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--url", default=os.environ.get("EVIDENCEDESK_PG_URL", DEFAULT_URL), help="PostgreSQL URL")
     ap.add_argument("--cache-dir", type=Path, default=Path.home() / ".cache" / "evidencedesk-bench")
     ap.add_argument("--results", type=Path, default=REPO / "bench" / "RESULTS.md")
-    ap.add_argument("--no-append", action="store_true", help="print only; do not append to RESULTS.md")
+    ap.add_argument("--no-append", action="store_true", help="print only; do not write to RESULTS.md")
     args = ap.parse_args(argv)
     host, started = machine(), time.perf_counter()
     cache_path = args.cache_dir / "embeddings.sqlite"
@@ -166,12 +166,20 @@ def main(argv: list[str] | None = None) -> int:
     report_text = render(results, rows, parity, host, versions, len(queries), seconds)
     print(report_text)
     if not args.no_append:
-        with args.results.open("a", encoding="utf-8") as fh:
-            if args.results.stat().st_size == 0:
-                fh.write("# Benchmark results\n")
-            fh.write("\n" + report_text)
-        log(f"appended to {args.results}")
+        replace_section(args.results, report_text)
+        log(f"wrote its section of {args.results}")
     return 0
+
+
+def replace_section(path: Path, text: str) -> None:
+    """Put ``text`` (a section starting with its ``## `` title) at the end of ``path``, dropping any
+    earlier section with the same title."""
+    title = text.split("\n", 1)[0]
+    old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
+    while (start := old.find(title + "\n")) >= 0:
+        nxt = old.find("\n## ", start + len(title))
+        old = old[:start].rstrip("\n") + ("\n\n" + old[nxt + 1 :] if nxt >= 0 else "\n")
+    path.write_text(old.rstrip("\n") + "\n\n" + text.rstrip("\n") + "\n", encoding="utf-8")
 
 
 def render(
