@@ -5,6 +5,7 @@ Every embedder returns float32 rows of unit length, so a dot product is the cosi
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
@@ -153,10 +154,8 @@ class OnnxMiniLM:
         if fused and packaged:  # the packaged graph on ORT's fused operators (see minilm_graph)
             from evidencedesk.index.minilm_graph import GraphLayoutError, fused_minilm
 
-            try:
+            with contextlib.suppress(GraphLayoutError):  # not the layout it knows: run the graph as it is
                 graph, self.fused = fused_minilm(model_path), True
-            except GraphLayoutError:  # not the layout it knows: run the graph as it is
-                graph = str(model_path)
         self._session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         outputs = [o.name for o in self._session.get_outputs()]

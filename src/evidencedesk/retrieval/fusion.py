@@ -107,13 +107,8 @@ def normalized_fusion(
             continue
         scores = [float(c.score) for c in lst]
         lo, hi = min(scores), max(scores)
-        if hi > lo:
-            span = hi - lo
-            for cand, s in zip(lst, scores, strict=True):
-                totals[cand.chunk.id] += w * ((s - lo) / span)
-        else:
-            for cand in lst:
-                totals[cand.chunk.id] += w * 1.0
+        for cand, s in zip(lst, scores, strict=True):
+            totals[cand.chunk.id] += w * ((s - lo) / (hi - lo) if hi > lo else 1.0)
     return pool.ranked(totals, top, source)
 
 
