@@ -314,12 +314,12 @@ def main(argv: list[str] | None = None) -> int:
         stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         section = (
             f"{SECTION} (bench/bm25_speed.py)\n\n- command: `{command.strip()}`\n"
-            f"- date: {stamp}; machine: {where} (shared with other work, so absolute numbers are low; the "
-            f"ratios are measured in the same run); wall time {time.perf_counter() - started:.0f} s\n"
+            f"- date: {stamp}; machine: {where} (a shared machine: absolute numbers move between "
+            f"runs, the ratios are measured in the same run); wall time {time.perf_counter() - started:.0f} s\n"
             f"- ours: `Desk.search(text, k=10, method='bm25', scope=...)` over a store with the default settings "
             f"(BM25 k1 {K1}, b {B}, English stemming and stopwords); bm25s: `retrieve` on token ids made by "
             f"`bm25s.tokenize` (stemmer english, stopwords en), `weight_mask` for the filters, one thread.\n\n"
-            f"{markdown}\n\n{summary}\n"
+            f"{markdown}\n\n{summary}\n\n"
         )
         old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
         RESULTS.write_text(replace_section(old, SECTION, section), encoding="utf-8")
