@@ -10,7 +10,7 @@ the corpus). Reported per backend: ingest from nothing in documents per second (
 documents are already read), the time to make the search indexes ready, nDCG@10 / recall@100 on
 the 300 test queries, and single-query latency p50/p99 at k = 10 (query embeddings memoised, so
 latency is the search alone). The PostgreSQL store lives in a schema of its own, dropped after.
-Prints a table and writes its section of bench/RESULTS.md, replacing the last one (--no-append to skip).
+Prints a table and replaces its section of bench/RESULTS.md (--no-append to skip).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from evidencedesk.retrieval.dense import DenseSearcher
 from evidencedesk.retrieval.lexical import BM25Searcher
 from evidencedesk.store import Store
 from evidencedesk.text.tokenizer import Tokenizer
-from machine_info import machine
+from machine_info import machine, replace_section
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:55432/evidencedesk_test"
@@ -166,20 +166,11 @@ def main(argv: list[str] | None = None) -> int:
     report_text = render(results, rows, parity, host, versions, len(queries), seconds)
     print(report_text)
     if not args.no_append:
-        replace_section(args.results, report_text)
+        old = args.results.read_text(encoding="utf-8") if args.results.exists() else "# Benchmark results\n"
+        title = report_text.split("\n", 1)[0]
+        args.results.write_text(replace_section(old, title, report_text.rstrip("\n") + "\n\n"), encoding="utf-8")
         log(f"wrote its section of {args.results}")
     return 0
-
-
-def replace_section(path: Path, text: str) -> None:
-    """Put ``text`` (a section starting with its ``## `` title) at the end of ``path``, dropping any
-    earlier section with the same title."""
-    title = text.split("\n", 1)[0]
-    old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-    while (start := old.find(title + "\n")) >= 0:
-        nxt = old.find("\n## ", start + len(title))
-        old = old[:start].rstrip("\n") + ("\n\n" + old[nxt + 1 :] if nxt >= 0 else "\n")
-    path.write_text(old.rstrip("\n") + "\n\n" + text.rstrip("\n") + "\n", encoding="utf-8")
 
 
 def render(

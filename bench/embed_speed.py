@@ -8,7 +8,7 @@ The bare model is the packaged int8 all-MiniLM-L6-v2 ONNX graph as shipped and t
 any caller would get from onnxruntime without the project. Ours is the default ``OnnxMiniLM`` (the
 graph rebuilt on ORT's fused operators, texts sorted by length before batching). Runs alternate
 (bare, ours, bare, ours...) and the fastest of --repeat counts, so machine load affects both alike.
-Prints a table and replaces its section of bench/RESULTS.md (--no-write to skip).
+Prints a table and replaces its section of bench/RESULTS.md (--no-append to skip).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch-sizes", default="16,32,64")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--no-write", action="store_true", help="do not write the section of RESULTS.md")
+    ap.add_argument("--no-append", action="store_true", help="do not write the section of RESULTS.md")
     args = ap.parse_args(argv)
     if not (args.scifact / "corpus.jsonl.gz").exists():
         print(f"no SciFact corpus under {args.scifact}", file=sys.stderr)
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"| {bs} | {b:.1f} | {o:.1f} | {o / b:.2f}x | {diff:.1e} |")
     text = "\n".join(lines) + "\n"
     print(text)
-    if not args.no_write:
+    if not args.no_append:
         RESULTS.write_text(replace_section(RESULTS.read_text(encoding="utf-8"), HEADING, text + "\n"), encoding="utf-8")
     return 0
 
