@@ -7,7 +7,8 @@ from importlib import import_module
 import evidencedesk
 
 PINNED = [
-    "BM25Searcher", "Candidate", "Chunk", "ChunkingConfig", "ConfigError", "CrossEncoderReranker",
+    "AnswerDelta", "AnswerDone", "AskEvent", "AskStream", "BM25Searcher", "Candidate", "Chunk", "ChunkingConfig",
+    "ConfigError", "CrossEncoderReranker",
     "DenseSearcher", "Desk", "Document", "EvidencedeskError", "ExtractiveGenerator", "Finding",
     "GenerationError", "HybridSearcher", "IngestError", "LabelError", "Location", "LsaSearcher", "Metadata",
     "OverlapReranker", "Part", "Scope", "Searcher", "Settings", "SnapshotError", "Store", "StoreError",

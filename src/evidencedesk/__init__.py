@@ -60,6 +60,10 @@ _EXPORTS: dict[str, str] = {
     "get_generator": "evidencedesk.answer.generators",
     "validate": "evidencedesk.answer.validate",
     "ask": "evidencedesk.answer.pipeline",
+    "AnswerDelta": "evidencedesk.answer.stream",
+    "AnswerDone": "evidencedesk.answer.stream",
+    "AskEvent": "evidencedesk.answer.stream",
+    "AskStream": "evidencedesk.answer.stream",
     # evaluation
     "load_labels": "evidencedesk.evaluation.labels",
     "evaluate": "evidencedesk.evaluation.runner",
@@ -70,6 +74,10 @@ _EXPORTS: dict[str, str] = {
 _MODULES = frozenset({"metrics"})  # names that stand for a whole module
 
 __all__ = [
+    "AnswerDelta",
+    "AnswerDone",
+    "AskEvent",
+    "AskStream",
     "BM25Searcher",
     "Candidate",
     "Chunk",
@@ -123,6 +131,10 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and editors
     from evidencedesk.answer.generators import get_generator as get_generator
     from evidencedesk.answer.generators.extractive import ExtractiveGenerator as ExtractiveGenerator
     from evidencedesk.answer.pipeline import ask as ask
+    from evidencedesk.answer.stream import AnswerDelta as AnswerDelta
+    from evidencedesk.answer.stream import AnswerDone as AnswerDone
+    from evidencedesk.answer.stream import AskEvent as AskEvent
+    from evidencedesk.answer.stream import AskStream as AskStream
     from evidencedesk.answer.validate import validate as validate
     from evidencedesk.chunking import ChunkingConfig as ChunkingConfig
     from evidencedesk.chunking import chunk_document as chunk_document

@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from evidencedesk.answer.generators.base import Generator
+from evidencedesk.answer.stream import AnswerDelta, AnswerDone, AskEvent, AskStream
 from evidencedesk.config import Settings, load_settings, override
 from evidencedesk.documents import Chunk
-from evidencedesk.errors import ConfigError, StoreError, TooLargeForMemory
+from evidencedesk.errors import ConfigError, GenerationError, StoreError, TooLargeForMemory
 from evidencedesk.progress import Callback, Meter
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.scope import Scope
@@ -589,9 +590,49 @@ class Desk:
         ``rewrite`` asks for query rewriting steps; ``label`` adds the labelled question's diagnosis.
         ``over`` answers from other chunks than the store's (a searcher and its chunks: the web lab's
         re-chunkings). The trace is stored unless ``save`` is False, as made by the API key ``owner``
-        when one is named (the HTTP service names the caller's).
+        when one is named (the HTTP service names the caller's). ``ask_stream`` takes the same
+        arguments and hands out the answer as it is written.
         """
-        from evidencedesk.answer.pipeline import ask, result_dict
+        with self.ask_stream(
+            question, scope, generator=generator, method=method, k=k, candidates=candidates, rerank=rerank,
+            budget_tokens=budget_tokens, floor=floor, dedup_threshold=dedup_threshold, order=order,
+            rewrite=rewrite, label=label, over=over, save=save, owner=owner,
+        ) as events:  # fmt: skip
+            for event in events:
+                if isinstance(event, AnswerDone):
+                    return event.result
+        raise GenerationError("the generator stopped before it finished its answer")
+
+    def ask_stream(
+        self,
+        question: str,
+        scope: Scope | Mapping[str, Any] | None = None,
+        *,
+        generator: str | None = None,
+        method: str | None = None,
+        k: int | None = None,
+        candidates: int | None = None,
+        rerank: str | None = None,
+        budget_tokens: int | None = None,
+        floor: float | None = None,
+        dedup_threshold: float | None = None,
+        order: str | None = None,
+        rewrite: RewriteOptions | None = None,
+        label: Any = None,
+        over: tuple[Searcher, Sequence[Chunk]] | None = None,
+        save: bool = True,
+        owner: str | None = None,
+    ) -> AskStream:
+        """``ask``, handed out as it is written: ``AnswerDelta`` events (pieces of the answer text), then
+        one ``AnswerDone`` whose ``result`` is exactly what ``ask`` returns for the same arguments.
+
+        A generator that cannot stream (the extractive one) gives its validated answer as one delta.
+        The arguments and the generator are checked now (a bad value raises here); retrieval and
+        generation run as the stream is read. Closing the stream (or leaving its ``with`` block)
+        stops generation and stores no trace; ``AskStream.cancel()`` does so from another thread.
+        See ``evidencedesk.answer.stream`` for the contract.
+        """
+        from evidencedesk.answer.pipeline import generate_stream, prepare, result_dict
 
         if not question.strip():
             raise ConfigError("question: must not be empty")
@@ -616,32 +657,36 @@ class Desk:
         answerer = gen()
         reranker = build_reranker(rerank if rerank is not None else rerank_spec(s), gen)
         the_scope = self.scope(scope)
-        by_id: Mapping[str, Chunk]
-        if over is None:
-            searcher = self.searcher(method)
-            by_id = ScopedChunks(self.store, the_scope)
-        else:
-            searcher = over[0]
-            by_id = {c.id: c for c in over[1] if the_scope.allows_chunk(c)}
-        checked, trace = ask(
-            question,
-            searcher,
-            by_id,
-            answerer,
-            scope=the_scope,
-            k=k,
-            candidates=depth,
-            reranker=reranker,
-            rewrite=build_rewriter(rewrite, gen),
-            diagnose=_diagnosis(label, by_id, k),
-            diversify=build_diversity(s),
-            **context_options(s),
-        )
-        out = result_dict(checked, trace, by_id)
-        out["searcher"] = searcher_label(searcher)
-        if save:
-            self.store.save_trace(trace.id, out, owner=owner)
-        return out
+        rewriter = build_rewriter(rewrite, gen)
+        diversity = build_diversity(s)
+        options = context_options(s)
+        stop = threading.Event()
+
+        def events() -> Iterator[AskEvent]:
+            by_id: Mapping[str, Chunk]
+            if over is None:
+                searcher = self.searcher(method)
+                by_id = ScopedChunks(self.store, the_scope)
+            else:
+                searcher = over[0]
+                by_id = {c.id: c for c in over[1] if the_scope.allows_chunk(c)}
+            prepared = prepare(
+                question, searcher, answerer, scope=the_scope, k=k, candidates=depth, reranker=reranker,
+                rewrite=rewriter, diversify=diversity, **options,
+            )  # fmt: skip
+            diagnose = _diagnosis(label, by_id, k)
+            for item in generate_stream(prepared, answerer, by_id, diagnose, should_stop=stop.is_set):
+                if isinstance(item, str):
+                    yield AnswerDelta(item)
+                    continue
+                checked, trace = item
+                out = result_dict(checked, trace, by_id)
+                out["searcher"] = searcher_label(searcher)
+                if save:
+                    self.store.save_trace(trace.id, out, owner=owner)
+                yield AnswerDone(out)
+
+        return AskStream(events(), stop)
 
     # -- traces ----------------------------------------------------------------------------------
     def trace(self, trace_id: str, owner: str | None = None) -> dict[str, Any] | None:

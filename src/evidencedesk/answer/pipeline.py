@@ -8,12 +8,13 @@ Stages are timed with ``trace.timed`` under the names ``rewrite``, ``retrieval``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evidencedesk.answer.context import assemble
-from evidencedesk.answer.generators.base import Generator
+from evidencedesk.answer.generators.base import Generation, Generator, StreamingGenerator
 from evidencedesk.answer.prompt import build_prompt, prompt_text
 from evidencedesk.answer.validate import ValidatedAnswer, validate
 from evidencedesk.documents import Chunk
@@ -74,6 +75,92 @@ def _merge(first: list[Finding], more: list[Finding]) -> list[Finding]:
     return sorted(out, key=lambda f: STAGE_ORDER.index(f.stage) if f.stage in STAGE_ORDER else len(STAGE_ORDER))
 
 
+@dataclass
+class Prepared:
+    """Everything before generation: the (rewritten) question, the context shown, and the trace so far."""
+
+    question: str
+    context: list[Candidate]
+    trace: AskTrace
+
+
+def prepare(
+    question: str,
+    searcher: Searcher,
+    generator: Generator,
+    scope: Scope | None = None,
+    k: int = 5,
+    candidates: int = 20,
+    reranker: Reranker | None = None,
+    budget_tokens: int = 800,
+    floor: float | None = None,
+    dedup_threshold: float | None = 0.8,
+    order: str = "score",
+    rewrite: RewriteStep | None = None,
+    diversify: Callable[[list[Candidate], int], list[Candidate]] | None = None,
+) -> Prepared:
+    """Rewrite, retrieve inside the scope, rerank and assemble the context (``ask``'s stages before generation).
+
+    The trace's prompt is what ``generator`` will be sent: its own ``messages(question, context)``
+    when it has them (the language-model generators), else ``build_prompt``'s layout.
+    """
+    if not question.strip():
+        raise ValueError("question: must not be empty")
+    if k < 1:
+        raise ValueError(f"k: must be >= 1, got {k}")
+    if candidates < k:
+        raise ValueError(f"candidates: must be >= k ({k}), got {candidates}")
+    scope = scope or Scope()
+    trace = AskTrace(query=question, scope=scope.to_dict(), method=searcher.name)
+    with trace.timed("rewrite"):
+        rewritten = _queries(question, rewrite)
+    trace.rewritten = list(rewritten.queries)
+    depth = candidates if reranker is not None or diversify is not None else k
+    with trace.timed("retrieval"):
+        retrieved = _retrieve(searcher, rewritten.queries, depth, scope)
+    trace.retrieved = retrieved
+    with trace.timed("rerank"):
+        pool = reranker.rerank(rewritten.question, retrieved) if reranker is not None else retrieved
+        final = diversify(pool, k) if diversify is not None else pool[:k]
+    trace.reranked = final
+    with trace.timed("context"):
+        assembled = assemble(final, budget_tokens, floor, dedup_threshold, order)
+        shown = list(assembled.candidates)
+        own = getattr(generator, "messages", None)
+        messages = own(rewritten.question, shown) if callable(own) else build_prompt(rewritten.question, assembled)
+        trace.prompt = prompt_text(messages)
+    trace.context, trace.dropped = shown, list(assembled.dropped)
+    trace.context_tokens = assembled.tokens
+    trace.rewrite_steps = list(rewritten.steps)
+    return Prepared(rewritten.question, shown, trace)
+
+
+def finish(
+    prepared: Prepared,
+    generation: Generation,
+    generator: Generator,
+    chunks_by_id: Mapping[str, Chunk],
+    diagnose: Callable[[Trace], Sequence[Finding]] | None = None,
+) -> tuple[ValidatedAnswer, AskTrace]:
+    """Validate ``generation`` against the context shown and complete the trace."""
+    trace = prepared.trace
+    trace.raw_answer = generation.raw or generation.answer
+    trace.generation = {
+        "generator": getattr(generator, "name", type(generator).__name__),
+        **trace.generation,
+        **generation.details,
+    }
+    with trace.timed("validation"):
+        checked = validate(generation, prepared.context, chunks_by_id)
+    trace.answer = checked.answer
+    trace.cited = checked.cited
+    trace.abstained = checked.abstained
+    trace.abstain_reason = checked.reason
+    trace.findings = list(checked.findings)
+    trace.findings = _merge(trace.findings, list(diagnose(trace)) if diagnose is not None else [])
+    return checked, trace
+
+
 def ask(
     question: str,
     searcher: Searcher,
@@ -102,44 +189,76 @@ def ask(
     ``diversify(candidates, k)`` (maximal marginal relevance) picks the ``k`` that reach the context
     from the whole (reranked) pool of ``candidates``.
     """
-    if not question.strip():
-        raise ValueError("question: must not be empty")
-    if k < 1:
-        raise ValueError(f"k: must be >= 1, got {k}")
-    if candidates < k:
-        raise ValueError(f"candidates: must be >= k ({k}), got {candidates}")
-    scope = scope or Scope()
-    trace = AskTrace(query=question, scope=scope.to_dict(), method=searcher.name)
-    with trace.timed("rewrite"):
-        rewritten = _queries(question, rewrite)
-    trace.rewritten = list(rewritten.queries)
-    depth = candidates if reranker is not None or diversify is not None else k
-    with trace.timed("retrieval"):
-        retrieved = _retrieve(searcher, rewritten.queries, depth, scope)
-    trace.retrieved = retrieved
-    with trace.timed("rerank"):
-        pool = reranker.rerank(rewritten.question, retrieved) if reranker is not None else retrieved
-        final = diversify(pool, k) if diversify is not None else pool[:k]
-    trace.reranked = final
-    with trace.timed("context"):
-        assembled = assemble(final, budget_tokens, floor, dedup_threshold, order)
-        trace.prompt = prompt_text(build_prompt(rewritten.question, assembled))
-    trace.context, trace.dropped = list(assembled.candidates), list(assembled.dropped)
-    trace.context_tokens = assembled.tokens
-    trace.rewrite_steps = list(rewritten.steps)
-    with trace.timed("generation"):
-        generation = generator.generate(rewritten.question, list(assembled.candidates), trace.prompt)
-    trace.raw_answer = generation.raw or generation.answer
-    trace.generation = {"generator": getattr(generator, "name", type(generator).__name__), **generation.details}
-    with trace.timed("validation"):
-        checked = validate(generation, list(assembled.candidates), chunks_by_id)
-    trace.answer = checked.answer
-    trace.cited = checked.cited
-    trace.abstained = checked.abstained
-    trace.abstain_reason = checked.reason
-    trace.findings = list(checked.findings)
-    trace.findings = _merge(trace.findings, list(diagnose(trace)) if diagnose is not None else [])
-    return checked, trace
+    prepared = prepare(question, searcher, generator, scope, k, candidates, reranker, budget_tokens, floor,
+                       dedup_threshold, order, rewrite, diversify)  # fmt: skip
+    with prepared.trace.timed("generation"):
+        generation = generator.generate(prepared.question, prepared.context, prepared.trace.prompt)
+    return finish(prepared, generation, generator, chunks_by_id, diagnose)
+
+
+Finished = tuple[ValidatedAnswer, AskTrace]
+
+
+def generate_stream(
+    prepared: Prepared,
+    generator: Generator,
+    chunks_by_id: Mapping[str, Chunk],
+    diagnose: Callable[[Trace], Sequence[Finding]] | None = None,
+    max_tokens: int | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Iterator[str | Finished]:
+    """Generate and validate for a prepared question: text pieces as they are written, then the
+    validated answer and trace (``(ValidatedAnswer, AskTrace)``) as the last item.
+
+    A :class:`StreamingGenerator` streams; any other generator is validated first and its validated
+    answer comes as one piece. The ``generation`` timing counts only the time spent inside the
+    generator, never the time the consumer held a piece; ``first_token_ms`` (in the trace's
+    ``generation``) is the time to the first piece. When ``should_stop`` returns True (or the
+    iterator is closed) generation stops and nothing more is yielded.
+    """
+    trace = prepared.trace
+    stop = should_stop or _never
+    if not isinstance(generator, StreamingGenerator):
+        with trace.timed("generation"):
+            generation = generator.generate(prepared.question, prepared.context, trace.prompt)
+        checked, trace = finish(prepared, generation, generator, chunks_by_id, diagnose)
+        if stop():
+            return
+        if checked.answer:
+            yield checked.answer
+        yield checked, trace
+        return
+    pieces = iter(generator.stream(prepared.question, prepared.context, trace.prompt,
+                                   max_tokens=max_tokens, should_stop=stop))  # fmt: skip
+    spent = 0.0
+    generation: Generation | None = None
+    try:
+        while True:
+            began = time.perf_counter()
+            try:
+                item = next(pieces)
+            except StopIteration:
+                break
+            finally:
+                spent += time.perf_counter() - began
+            if isinstance(item, Generation):
+                generation = item
+                continue
+            if item:
+                trace.generation.setdefault("first_token_ms", round(spent * 1000, 1))
+                yield item
+    finally:
+        close = getattr(pieces, "close", None)
+        if callable(close):
+            close()
+        trace.timings["generation"] = trace.timings.get("generation", 0.0) + spent * 1000
+    if generation is None or stop():
+        return
+    yield finish(prepared, generation, generator, chunks_by_id, diagnose)
+
+
+def _never() -> bool:
+    return False
 
 
 def result_dict(
@@ -167,4 +286,4 @@ def result_dict(
     return out
 
 
-__all__ = ["AskTrace", "ask", "result_dict"]
+__all__ = ["AskTrace", "Finished", "Prepared", "ask", "finish", "generate_stream", "prepare", "result_dict"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -45,3 +46,25 @@ class Generator(Protocol):
     name: str
 
     def generate(self, question: str, context: list[Candidate], prompt: str) -> Generation: ...
+
+
+@runtime_checkable
+class StreamingGenerator(Generator, Protocol):
+    """A generator that can also hand out its answer as it is written.
+
+    ``stream`` yields text pieces (``str``) in order and then exactly one :class:`Generation`, the
+    same one ``generate`` returns for the same input. ``max_tokens`` (None: the generator's own
+    limit) caps this request's reply; ``should_stop`` is asked before every further token, and
+    when it returns True the generator stops and returns without a Generation. Closing the
+    iterator stops generation too.
+    """
+
+    def stream(
+        self,
+        question: str,
+        context: list[Candidate],
+        prompt: str,
+        *,
+        max_tokens: int | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> Iterator[str | Generation]: ...
