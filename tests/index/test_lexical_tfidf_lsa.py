@@ -9,7 +9,7 @@ import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from evidencedesk.documents import Chunk
-from evidencedesk.index.lsa import capped_rank
+from evidencedesk.index.lsa import LsaIndex, capped_rank
 from evidencedesk.retrieval.lexical import LsaSearcher, TfidfSearcher
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.text import Tokenizer, token_pattern
@@ -152,3 +152,11 @@ def test_lsa_vectors_are_unit_length() -> None:
     s = LsaSearcher(corpus(8, 30), rank=6)
     norms = np.linalg.norm(s.index.vectors, axis=1)
     assert np.allclose(norms[norms > 0], 1.0)
+
+
+def test_lsa_on_identical_rows_fits_without_warning_and_ranks() -> None:
+    """Rows that are all the same have zero total variance; the fit must not warn (warnings are errors)."""
+    index = LsaIndex(["alpha beta", "alpha beta", "alpha beta"], ["c", "a", "b"])
+    rows, cos = index.scores("alpha")
+    assert list(rows) == [0, 1, 2]
+    assert np.allclose(cos, 1.0)

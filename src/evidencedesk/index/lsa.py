@@ -88,7 +88,12 @@ class LsaIndex:
 
         svd = TruncatedSVD(n_components=self.used_rank, algorithm="randomized", random_state=SEED)
         # On a small matrix, BLAS threads cost more than they save (and far more on a busy machine).
-        with threadpool_limits(limits=1, user_api="blas") if n_docs < SMALL else nullcontext():
+        # When every row is the same (total variance 0), scikit-learn divides by zero for its
+        # explained-variance ratio, which is not used here; the components are still valid.
+        with (
+            threadpool_limits(limits=1, user_api="blas") if n_docs < SMALL else nullcontext(),
+            np.errstate(divide="ignore", invalid="ignore"),
+        ):
             svd.fit(canonical)
         components = np.empty_like(svd.components_)
         components[:, col_order] = svd.components_  # back to this index's own column order
