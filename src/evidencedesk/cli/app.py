@@ -18,7 +18,9 @@ import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
+from evidencedesk.constants import METHODS
 from evidencedesk.errors import EvidencedeskError
+from evidencedesk.urls import is_postgres_url, redact_url
 
 if TYPE_CHECKING:
     from evidencedesk.config import Settings
@@ -64,11 +66,9 @@ err_console = Console(stderr=True)
 DEFAULT_STORE = ".evidencedesk"  # Settings.store's default
 # Copies of library constants for the help texts, kept here so that building the app imports no
 # numerical library; tests/cli/test_config_cli.py checks that they match their sources.
-METHODS = ("bm25", "tfidf", "lsa", "dense", "hybrid")  # evidencedesk.retrieval.factory.METHODS
 CHUNKERS = ("fixed", "recursive", "section", "paragraph", "structure", "parent_child")  # chunking.config
 UNITS = ("chars", "words")  # evidencedesk.chunking.config.UNITS
 DEFAULT_MAX_BYTES = 10_000_000  # evidencedesk.ingest.raw.DEFAULT_MAX_BYTES
-EMBEDDINGS_FILE = "embeddings.sqlite"  # the embedding cache every command keeps in the store folder
 
 MethodOpt = Annotated[
     str | None,
@@ -163,12 +163,7 @@ def load_config(config: Path | None, flags: Mapping[str, tuple[str, Any]] | None
 
 def store_label(location: str) -> str:
     """The store for messages: a folder as given, a URL without its password."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(location)
-    if parts.password is None:
-        return location
-    return parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@")).geturl()
+    return redact_url(location)
 
 
 def open_desk(settings: Settings, store: str | None, *, existing: bool = True) -> Desk:
@@ -177,7 +172,6 @@ def open_desk(settings: Settings, store: str | None, *, existing: bool = True) -
     ``existing``: the command reads, so a folder without a store is an error (and none is created).
     A store that cannot be opened or reached raises StoreError naming it (a URL without password).
     """
-    from evidencedesk.backends import is_postgres_url
     from evidencedesk.desk import Desk
 
     location = store if store is not None else settings.store

@@ -15,11 +15,11 @@ from fastapi import APIRouter
 from evidencedesk.answer.context import assemble
 from evidencedesk.answer.prompt import build_prompt, prompt_text
 from evidencedesk.chunking.config import CHUNKERS, UNITS
+from evidencedesk.constants import METHODS
 from evidencedesk.desk import candidate_rows, leg_names, searcher_tokenizer
 from evidencedesk.errors import GenerationError
 from evidencedesk.evaluation.labels import Label
 from evidencedesk.retrieval.explain import shared_words
-from evidencedesk.retrieval.factory import METHODS
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.server.access import Caller
 from evidencedesk.server.deps import CallerDep, StateDep, check_k, check_text, refuse, scope_for
