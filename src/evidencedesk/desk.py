@@ -28,7 +28,7 @@ from evidencedesk.answer.stream import AnswerDelta, AnswerDone, AskEvent, AskStr
 from evidencedesk.config import Settings, load_settings, override
 from evidencedesk.constants import METHODS
 from evidencedesk.documents import Chunk
-from evidencedesk.errors import ConfigError, GenerationError, StoreError, TooLargeForMemory
+from evidencedesk.errors import ConfigError, GenerationError, NothingInScope, StoreError, TooLargeForMemory
 from evidencedesk.progress import Callback, Meter
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.scope import Scope
@@ -773,7 +773,7 @@ class Desk:
         if not found.read:
             raise StoreError(f"store {self.location} holds no chunks")
         if not found.in_scope:
-            raise ConfigError("the store holds no chunk inside this scope")
+            raise NothingInScope("the store holds no chunk inside this scope")
         return found.chunks
 
     def size_series(self, labels: Sequence[Any], method: str | None = None, scope: Scope | None = None) -> list[Any]:

@@ -19,7 +19,7 @@ from rich.console import Console
 from typer.core import TyperGroup
 
 from evidencedesk.constants import METHODS
-from evidencedesk.errors import EvidencedeskError
+from evidencedesk.errors import EvidencedeskError, exit_code
 from evidencedesk.urls import is_postgres_url, redact_url
 
 if TYPE_CHECKING:
@@ -27,21 +27,9 @@ if TYPE_CHECKING:
     from evidencedesk.desk import Desk
     from evidencedesk.retrieval.scope import Scope
 
-def exit_code(exc: BaseException) -> int:
-    """The one place that maps errors to exit codes: a bad setting, flag or argument (ConfigError and
-    other ValueErrors) exits 2; a store, ingest, label, snapshot or generation error, a missing
-    generator library or model, or a file that cannot be read exits 1."""
-    from evidencedesk.errors import ConfigError, LabelError, SnapshotError
-
-    if isinstance(exc, ConfigError):
-        return 2
-    if isinstance(exc, LabelError | SnapshotError):
-        return 1
-    return 2 if isinstance(exc, ValueError) else 1
-
-
 class _Commands(TyperGroup):
-    """Runs a command and turns the core's errors into a message on stderr and an exit code."""
+    """Runs a command and turns the core's errors into a message on stderr and an exit code
+    (``errors.exit_code``: 2 for a bad setting, flag or argument, 1 for any other failure)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
