@@ -1,5 +1,14 @@
-"""Layers point one way: the stages and the stores never import the evaluation stage, the settings,
-the core or the front ends (every import is read with ``ast``, lazy ones inside functions too)."""
+"""The layering rules of shared/DESIGN.md, checked on every import (read with ``ast``, lazy ones inside
+functions too):
+
+1. the stages and the stores never import the evaluation stage, the settings, the core or the faces,
+   and the evaluation stage never imports the settings, the core or the faces either;
+2. the text layer and the names every layer shares (documents, errors, constants, urls, progress)
+   import no stage at all;
+3. the faces (``cli/``, ``server/``) import only the public API: the core (``desk``), the settings,
+   the errors, the result types, and the names every layer shares (``constants``, ``urls``). A face
+   that needs a searcher, a prompt, shared words or a re-chunking asks the Desk for it.
+"""
 
 from __future__ import annotations
 
@@ -12,13 +21,26 @@ from tests.support.paths import ROOT
 
 PACKAGE = ROOT / "src" / "evidencedesk"
 LOWER = ("text", "ingest", "chunking", "index", "retrieval", "answer", "store", "backends")
-HIGHER = ("evaluation", "config", "desk", "wiring", "service_ops", "cli", "server")
+HIGHER = ("evaluation", "config", "desk", "wiring", "lab", "benchmarks", "cli", "server")
+STAGES = ("ingest", "chunking", "index", "retrieval", "answer", "store", "backends")
 # the lowest layers, which the stages build on: they import nothing above themselves either
-BASE = {"text": ("ingest", "chunking", "index", "retrieval", "answer", "store", "backends")}
+BASE = {"text": STAGES}
+NOUNS = ("documents", "errors", "constants", "urls", "progress")  # shared by every layer
+
+FACES = ("cli", "server")
+# What a face may import: modules of the public API, and from the package itself the names that are
+# the Desk, the settings, errors or result types (not the stages it also exports for library users).
+FACE_MODULES = frozenset({"desk", "config", "documents", "trace", "errors", "constants", "urls", *FACES})
+FACE_NAMES = frozenset({
+    "Desk", "Settings", "load_settings", "load_labels", "Document", "Chunk", "Metadata", "Location", "Scope",
+    "Candidate", "Part", "Searcher", "Trace", "Finding", "ChunkingConfig", "AnswerDelta", "AnswerDone",
+    "AskEvent", "AskStream", "Label", "IngestReport",
+})  # fmt: skip
 
 
-def imported_modules(path: Path, package_root: Path = PACKAGE) -> list[tuple[int, str]]:
-    """Every module ``path`` (a file under ``package_root``) imports, absolute, with its line."""
+def imported_names(path: Path, package_root: Path = PACKAGE) -> list[tuple[int, str]]:
+    """What ``path`` (a file under ``package_root``) takes from other modules, absolute, with its line:
+    ``x`` for ``import x``, ``x.y`` for ``from x import y`` (relative imports resolved)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = ".".join(path.relative_to(package_root.parent).with_suffix("").parts[:-1])
     out: list[tuple[int, str]] = []
@@ -30,9 +52,18 @@ def imported_modules(path: Path, package_root: Path = PACKAGE) -> list[tuple[int
             if node.level:
                 parts = package.split(".")
                 base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
-            out.append((node.lineno, base))
             out += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
     return out
+
+
+def imported_modules(path: Path, package_root: Path = PACKAGE) -> list[tuple[int, str]]:
+    """``imported_names`` plus, for each ``from x import y``, the module ``x`` itself."""
+    out = []
+    for line, name in imported_names(path, package_root):
+        if "." in name:
+            out.append((line, name.rsplit(".", 1)[0]))
+        out.append((line, name))
+    return list(dict.fromkeys(out))
 
 
 def _layer(module: str) -> str | None:
@@ -44,9 +75,9 @@ def _is_higher(layer: str | None, forbidden: tuple[str, ...]) -> bool:
     return layer is not None and any(layer == f or layer.startswith(f"{f}_") for f in forbidden)
 
 
-@pytest.mark.parametrize("package", LOWER)
+@pytest.mark.parametrize("package", [*LOWER, "evaluation"])
 def test_lower_layers_never_import_higher_ones(package: str) -> None:
-    forbidden = HIGHER + BASE.get(package, ())
+    forbidden = tuple(h for h in HIGHER if h != package) + BASE.get(package, ())
     wrong = [
         f"{path.relative_to(ROOT)}:{line}: imports {module}"
         for path in sorted((PACKAGE / package).rglob("*.py"))
@@ -54,6 +85,54 @@ def test_lower_layers_never_import_higher_ones(package: str) -> None:
         if _is_higher(_layer(module), forbidden)
     ]
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("package", NOUNS)
+def test_the_shared_nouns_import_no_stage(package: str) -> None:
+    paths = sorted((PACKAGE / package).rglob("*.py")) if (PACKAGE / package).is_dir() else [PACKAGE / f"{package}.py"]
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line}: imports {module}"
+        for path in paths
+        for line, module in imported_modules(path)
+        if _is_higher(_layer(module), STAGES + HIGHER)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def face_violations(path: Path, package_root: Path = PACKAGE) -> list[str]:
+    """The imports of face module ``path`` that reach past the public API."""
+    wrong = []
+    for line, module in imported_names(path, package_root):
+        parts = module.split(".")
+        if parts[0] != "evidencedesk" or len(parts) == 1:
+            continue
+        if parts[1] in FACE_MODULES or (len(parts) == 2 and parts[1] in FACE_NAMES):
+            continue
+        wrong.append(f"{path.relative_to(package_root.parent.parent)}:{line}: imports {module}")
+    return wrong
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_faces_import_only_the_public_api(face: str) -> None:
+    wrong = [w for path in sorted((PACKAGE / face).rglob("*.py")) for w in face_violations(path)]
+    assert not wrong, "a face reaches past the Desk:\n" + "\n".join(wrong)
+
+
+def test_the_face_check_catches_retrieval_answer_and_store_imports(tmp_path: Path) -> None:
+    probe = tmp_path / "src" / "evidencedesk" / "server" / "probe.py"
+    probe.parent.mkdir(parents=True)
+    probe.write_text(
+        "from evidencedesk import Desk, Scope, make_searcher\n"
+        "from evidencedesk.errors import StoreError\n"
+        "from evidencedesk.store import Store\n"
+        "def f():\n    from evidencedesk.answer.prompt import build_prompt\n"
+        "from ..retrieval.explain import shared_words\n"
+    )
+    found = sorted(w.split(": imports ")[1] for w in face_violations(probe, tmp_path / "src" / "evidencedesk"))
+    assert found == [
+        "evidencedesk.answer.prompt.build_prompt", "evidencedesk.make_searcher",
+        "evidencedesk.retrieval.explain.shared_words", "evidencedesk.store.Store",
+    ]  # fmt: skip
 
 
 def test_the_check_sees_lazy_and_relative_imports(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ _EXPORTS: dict[str, str] = {
     "Trace": "evidencedesk.trace",
     "Finding": "evidencedesk.trace",
     # ingest and chunking
+    "IngestReport": "evidencedesk.store.records",
     "Store": "evidencedesk.store",
     "StoreProtocol": "evidencedesk.store.contract",
     "parse_folder": "evidencedesk.ingest",
@@ -65,6 +66,7 @@ _EXPORTS: dict[str, str] = {
     "AskEvent": "evidencedesk.answer.stream",
     "AskStream": "evidencedesk.answer.stream",
     # evaluation
+    "Label": "evidencedesk.evaluation.labels",
     "load_labels": "evidencedesk.evaluation.labels",
     "evaluate": "evidencedesk.evaluation.runner",
     "diagnose": "evidencedesk.evaluation.taxonomy",
@@ -93,6 +95,8 @@ __all__ = [
     "GenerationError",
     "HybridSearcher",
     "IngestError",
+    "IngestReport",
+    "Label",
     "LabelError",
     "Location",
     "LsaSearcher",
@@ -153,6 +157,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and editors
     from evidencedesk.errors import SnapshotError as SnapshotError
     from evidencedesk.errors import StoreError as StoreError
     from evidencedesk.evaluation import metrics as metrics
+    from evidencedesk.evaluation.labels import Label as Label
     from evidencedesk.evaluation.labels import load_labels as load_labels
     from evidencedesk.evaluation.runner import evaluate as evaluate
     from evidencedesk.evaluation.taxonomy import diagnose as diagnose
@@ -175,6 +180,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and editors
     from evidencedesk.retrieval.scope import Scope as Scope
     from evidencedesk.store import Store as Store
     from evidencedesk.store.contract import StoreProtocol as StoreProtocol
+    from evidencedesk.store.records import IngestReport as IngestReport
     from evidencedesk.trace import Finding as Finding
     from evidencedesk.trace import Trace as Trace
 

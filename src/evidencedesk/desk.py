@@ -23,18 +23,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evidencedesk import lab
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.answer.stream import AnswerDelta, AnswerDone, AskEvent, AskStream
+from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import Settings, load_settings, override
 from evidencedesk.constants import METHODS
-from evidencedesk.documents import Chunk
-from evidencedesk.errors import ConfigError, GenerationError, NothingInScope, StoreError, TooLargeForMemory
+from evidencedesk.documents import Chunk, Document
+from evidencedesk.errors import ConfigError, GenerationError, IngestError, NothingInScope, StoreError, TooLargeForMemory
+from evidencedesk.lab import candidate_rows, leg_names, searcher_tokenizer
 from evidencedesk.progress import Callback, Meter
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.store.contract import HoldsSnapshots, HoldsVectors, SearchesInside, StoreProtocol
 from evidencedesk.trace import Finding
-from evidencedesk.urls import redact_url
+from evidencedesk.urls import is_postgres_url, redact_url
 from evidencedesk.wiring import (
     EMBEDDINGS_FILE,
     RewriteOptions,
@@ -333,11 +336,7 @@ class Desk:
     def searcher(self, method: str | None = None, legs: Sequence[str] | None = None) -> Searcher:
         """The first-stage searcher for ``method`` (default: what the settings describe); ``legs``
         names a hybrid's legs (default: the configured legs). Cached until the next build."""
-        method = method or self.settings.retrieval.method
-        if method not in METHODS:
-            raise ConfigError(f"method: unknown method {method!r}; choose from {', '.join(METHODS)}")
-        if legs is not None and method != "hybrid":
-            raise ConfigError("legs: only for method hybrid")
+        method = self._method(method, legs)
         names = tuple(legs) if legs else None
         self.build_id()
         key = (method, names)
@@ -347,6 +346,15 @@ class Desk:
                 found = with_collapse(self._make_searcher(method, names), self.settings)
                 self._searchers[key] = found
             return found
+
+    def _method(self, method: str | None, legs: Sequence[str] | None) -> str:
+        """``method`` (default: the configured one), checked, with ``legs`` only for a hybrid."""
+        method = method or self.settings.retrieval.method
+        if method not in METHODS:
+            raise ConfigError(f"method: unknown method {method!r}; choose from {', '.join(METHODS)}")
+        if legs is not None and method != "hybrid":
+            raise ConfigError("legs: only for method hybrid")
+        return method
 
     def _make_searcher(self, method: str, names: tuple[str, ...] | None) -> Searcher:
         cache = self.path / EMBEDDINGS_FILE
@@ -544,6 +552,72 @@ class Desk:
         ``Candidate.to_dict()`` plus the query words it holds (``shared_words``)."""
         results = self.search(query, k, method, scope, legs)
         return candidate_rows(results, query, searcher_tokenizer(self.searcher(method, legs)))
+
+    # -- the lab: other chunkings, and what a search hands the generator --------------------------
+    def rechunk(self, chunking: ChunkingConfig) -> list[Chunk]:
+        """Every stored document chunked with ``chunking`` (held in memory: ``max_memory_chunks`` applies)."""
+        self.check_memory("re-chunking in the lab", "search the stored chunks (no chunker)")
+        return lab.rechunk(self.store.documents(), chunking)
+
+    def searcher_over(
+        self, chunks: Sequence[Chunk], method: str | None = None, legs: Sequence[str] | None = None
+    ) -> Searcher:
+        """A searcher of ``method`` built in memory over ``chunks`` (e.g. :meth:`rechunk`'s), configured as
+        this Desk's searchers are (parameters, hybrid legs, collapsing); not cached."""
+        method = self._method(method, legs)
+        split = bool(self.settings.retrieval.tenant_statistics)
+        made = lab.memory_searcher(self.settings, chunks, method, legs, self.path / EMBEDDINGS_FILE, split)
+        return with_collapse(Serialized(made), self.settings)
+
+    def prompt_preview(self, query: str, results: list[Candidate]) -> dict[str, Any]:
+        """``{"context", "prompt"}``: the context ``results`` assemble into under ``context.*``, and the
+        prompt the generator would be given for ``query`` over it."""
+        return lab.prompt_preview(self.settings, query, results)
+
+    @staticmethod
+    def shared_words(query: str, text: str, searcher: Searcher | None = None) -> list[str]:
+        """The query's words that ``text`` holds, as ``searcher`` (default: the default tokenizer) reads them."""
+        return lab.words_shared(query, text, searcher)
+
+    @staticmethod
+    def warm_up() -> None:
+        """Compile (or load from numba's cache) the search kernels now, so no request waits for them."""
+        from evidencedesk.index.postings_kernel import warm
+
+        warm()
+
+    @staticmethod
+    def file_types() -> list[str]:
+        """The file suffixes an ingest reads (``.md``, ``.pdf``, ...), sorted."""
+        from evidencedesk.ingest.folder import PARSERS
+
+        return sorted(PARSERS)
+
+    @staticmethod
+    def files_in(folder: str | Path) -> list[tuple[Path, str]]:
+        """The files an ingest of ``folder`` reads: each path with its name relative to ``folder``."""
+        from evidencedesk.ingest.folder import scan
+
+        return scan(Path(folder)).files
+
+    @staticmethod
+    def documents_in(folder: str | Path) -> Iterator[tuple[str, Document]]:
+        """The documents an ingest of ``folder`` would write, each with its file's relative name; a file
+        that fails to parse is left out (the ingest reports it)."""
+        from evidencedesk.ingest.folder import parse_file
+
+        for path, rel in Desk.files_in(folder):
+            try:
+                yield rel, parse_file(path, rel)
+            except IngestError:
+                continue
+
+    @staticmethod
+    def holds_store(location: str | Path) -> bool:
+        """Whether ``location`` is a PostgreSQL URL or a folder holding an embedded store."""
+        from evidencedesk.store import DB_NAME
+
+        return is_postgres_url(location) or (Path(location) / DB_NAME).is_file()
 
     # -- ask -------------------------------------------------------------------------------------
     def generator(self, name: str | None = None) -> Generator:
@@ -796,6 +870,33 @@ class Desk:
             raise ConfigError(f"no labels in {labels}" if isinstance(labels, str | Path) else "no labels given")
         return rows
 
+    def strategies(
+        self,
+        labels: str | Path | Sequence[Any],
+        methods: Sequence[str],
+        k: int | None = None,
+        scope: Scope | Mapping[str, Any] | None = None,
+    ) -> list[Any]:
+        """One row per method of how the labelled questions fare: hits at 1, 3 and 5, answers outranked,
+        answers missing from the top ``k``, junk returned for unanswerable questions
+        (``evaluation.strategies.StrategyRow``)."""
+        from evidencedesk.evaluation.strategies import compare_strategies
+
+        searchers = {m: self.searcher(m) for m in methods}
+        rows, _ = compare_strategies(
+            searchers, self._labels(labels), self.chunks(), self.scope(scope), k=k or self.settings.retrieval.k
+        )
+        return list(rows)
+
+    def whole_answers(self, chunking: ChunkingConfig, labels: Sequence[Mapping[str, Any]]) -> tuple[int, int, int]:
+        """``(chunks, whole, total)``: how many chunks the stored documents make under ``chunking``, and how
+        many of the ``total`` evidence phrases of ``labels`` (rows of a labels file) one chunk holds whole."""
+        from evidencedesk.chunking.evidence import whole_evidence
+
+        chunks = self.rechunk(chunking)
+        whole, total = whole_evidence(chunks, list(labels))
+        return len(chunks), whole, total
+
     def diagnose(
         self,
         labels: str | Path | Sequence[Any],
@@ -824,37 +925,50 @@ class Desk:
             raise StoreError(f"no evaluation run {run} in store {self.location}")
         return found
 
+    @staticmethod
+    def beir(
+        settings: Settings,
+        dataset_dir: str | Path,
+        method: str,
+        store_dir: str | Path,
+        *,
+        split: str = "test",
+        run_out: str | Path | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """Score ``method`` on a BEIR dataset (indexed once in ``store_dir``): nDCG@10, recall@100, MRR@10.
+        ``options`` (k1, b, stem, stopwords, contextual, fusion, progress) override the settings."""
+        from evidencedesk.benchmarks import beir_params, run_beir
+
+        params = beir_params(settings, method, store_dir, **options)
+        return run_beir(dataset_dir, method, store_dir, params, split=split, run_out=run_out)
+
+    @staticmethod
+    def report_html(
+        run: Mapping[str, Any], title: str = "evidencedesk evaluation", size_series: Sequence[Any] | None = None
+    ) -> str:
+        """An evaluation run as one self-contained HTML page; its size curves are ``size_series`` (see
+        :meth:`size_series`), else the ones the run carries."""
+        from evidencedesk.evaluation.report_html import SizeSeries, render_report
+
+        if size_series is None:
+            size_series = [
+                SizeSeries(s["name"], tuple(tuple(p) for p in s["points"])) for s in run.get("size_series") or []
+            ]
+        return render_report(run, size_series=size_series, title=title)
+
     def compare(
         self, run_a: int | Mapping[str, Any], run_b: int | Mapping[str, Any], threshold: float = 0.02
     ) -> Any:
         """Per-slice differences between two eval runs; ``.regressed`` is the gate's verdict."""
+        return self.compare_runs(self.eval_run(run_a), self.eval_run(run_b), threshold)
+
+    @staticmethod
+    def compare_runs(run_a: Mapping[str, Any], run_b: Mapping[str, Any], threshold: float = 0.02) -> Any:
+        """:meth:`compare` for two runs in hand (e.g. read from JSON files): no store needed."""
         from evidencedesk.evaluation.gate import compare
 
-        return compare(self.eval_run(run_a), self.eval_run(run_b), threshold)
-
-
-# -- rows shared by search and the lab ---------------------------------------------------------------
-def searcher_tokenizer(searcher: Searcher) -> Any:
-    """The tokenizer that decides shared words: the searcher's own, else its first leg's (None: the default)."""
-    first_leg = next((getattr(s, "tokenizer", None) for s, _ in getattr(searcher, "legs", None) or []), None)
-    return getattr(searcher, "tokenizer", first_leg)
-
-
-def leg_names(searcher: Searcher) -> list[str]:
-    """The names of a hybrid searcher's legs (empty for a single method)."""
-    return [s.name for s, _ in getattr(searcher, "legs", None) or []]
-
-
-def candidate_rows(results: list[Candidate], query: str, tokenizer: Any = None) -> list[dict[str, Any]]:
-    """``Candidate.to_dict()`` of each result plus ``shared_words`` (the query words it holds)."""
-    from evidencedesk.retrieval.explain import shared_words
-
-    rows = []
-    for c in results:
-        row = c.to_dict()
-        row["shared_words"] = shared_words(query, c.chunk.text, tokenizer)
-        rows.append(row)
-    return rows
+        return compare(dict(run_a), dict(run_b), threshold)
 
 
 def labelled_questions(labels: str | Path) -> Sequence[Any]:

@@ -36,7 +36,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.slow
 def test_site_builds_strict_with_every_page(site: Path) -> None:
     for page in ("quickstart", "concepts", "walkthrough", "bring-your-own", "configuration", "cli", "api",
-                 "benchmarks", "ingest", "generators", "scale-out", "reliability", "security"):
+                 "architecture", "benchmarks", "ingest", "generators", "scale-out", "reliability", "security"):
         assert (site / page / "index.html").is_file(), page
     api = (site / "api" / "index.html").read_text(encoding="utf-8")
     assert "Desk" in api and "load_settings" in api and "doc-heading" in api  # rendered from docstrings

@@ -7,8 +7,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-CHUNKERS = ("fixed", "recursive", "section", "paragraph", "structure", "parent_child")
-UNITS = ("chars", "words")
+from evidencedesk.constants import CHUNKERS, UNITS
+
 DEFAULT_SEPARATORS = ("\n\n", "\n", ". ", " ")
 
 

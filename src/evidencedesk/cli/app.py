@@ -23,9 +23,9 @@ from evidencedesk.errors import EvidencedeskError, exit_code
 from evidencedesk.urls import is_postgres_url, redact_url
 
 if TYPE_CHECKING:
+    from evidencedesk import Scope
     from evidencedesk.config import Settings
     from evidencedesk.desk import Desk
-    from evidencedesk.retrieval.scope import Scope
 
 class _Commands(TyperGroup):
     """Runs a command and turns the core's errors into a message on stderr and an exit code
@@ -52,10 +52,8 @@ console = Console()
 err_console = Console(stderr=True)
 
 DEFAULT_STORE = ".evidencedesk"  # Settings.store's default
-# Copies of library constants for the help texts, kept here so that building the app imports no
-# numerical library; tests/cli/test_config_cli.py checks that they match their sources.
-CHUNKERS = ("fixed", "recursive", "section", "paragraph", "structure", "parent_child")  # chunking.config
-UNITS = ("chars", "words")  # evidencedesk.chunking.config.UNITS
+# A copy of a library constant for the help texts, kept here so that building the app imports no
+# numerical library; tests/cli/test_config_cli.py checks that it matches its source.
 DEFAULT_MAX_BYTES = 10_000_000  # evidencedesk.ingest.raw.DEFAULT_MAX_BYTES
 
 MethodOpt = Annotated[
@@ -135,7 +133,8 @@ def load_config(config: Path | None, flags: Mapping[str, tuple[str, Any]] | None
     """The configuration (``config``, or ./evidencedesk.yaml, or the defaults) with the command's flags
     applied: ``flags`` maps a flag name to ``(dotted key, value)``; None values keep the file's value.
     A bad file or flag value exits 2, naming the key (and the flag)."""
-    from evidencedesk.config import ConfigError, load_settings, override
+    from evidencedesk.config import load_settings, override
+    from evidencedesk.errors import ConfigError
 
     flags = flags or {}
     try:
@@ -167,10 +166,8 @@ def open_desk(settings: Settings, store: str | None, *, existing: bool = True) -
     if not is_postgres_url(location):
         if "://" in location:
             fail(f"--store: unsupported URL {label!r}; use a folder or postgresql://USER@HOST:PORT/DB", 2)
-        from evidencedesk.store import DB_NAME
-
         path = Path(location)
-        if existing and not (path / DB_NAME).is_file():
+        if existing and not Desk.holds_store(path):
             fail(f"no store at {path}: run `evidencedesk ingest FOLDER --store {path}` first")
     return Desk(location, settings)
 

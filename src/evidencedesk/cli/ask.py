@@ -11,7 +11,6 @@ import typer
 from rich.table import Table
 
 from evidencedesk.cli.app import (
-    METHODS,
     AudienceOpt,
     ConfigOpt,
     JsonOpt,
@@ -31,6 +30,7 @@ from evidencedesk.cli.app import (
     scope_flags,
     store_label,
 )
+from evidencedesk.constants import METHODS
 
 
 def _stage_rows(out: dict[str, Any]) -> list[tuple[str, str]]:
@@ -114,7 +114,7 @@ def ask_command(
     as_json: JsonOpt = False,
 ) -> None:
     """Answer a question from the stored documents, citing a chunk after every sentence, or abstain."""
-    from evidencedesk.wiring import RewriteOptions
+    from evidencedesk.desk import RewriteOptions
 
     if not question.strip():
         fail("QUESTION: must not be empty", 2)

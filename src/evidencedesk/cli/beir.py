@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from evidencedesk.cli.app import METHODS, JsonOpt, app, console, err_console, fail, print_json
+from evidencedesk.cli.app import JsonOpt, app, console, err_console, fail, print_json
+from evidencedesk.constants import METHODS
 
 DEFAULT_BEIR_STORES = Path(".evidencedesk-beir")
 
@@ -49,11 +50,9 @@ def beir(
     Every setting not given as a flag comes from the configuration (evidencedesk.yaml or the defaults).
     """
     from evidencedesk.config import load_settings
-    from evidencedesk.evaluation.beir import run_beir, searcher_params
+    from evidencedesk.desk import Desk
 
     settings = load_settings()
-    bm25_leg = next((x for x in settings.retrieval.legs if x.method == "bm25"), None)
-    dense_leg = next((x for x in settings.retrieval.legs if x.method == "dense"), None)
     fusion = fusion or settings.retrieval.fusion.method
     if method not in METHODS:
         fail(f"--method: unknown method {method!r}; choose from {', '.join(METHODS)}", 2)
@@ -66,31 +65,14 @@ def beir(
     if not dataset_dir.is_dir():
         fail(f"DATASET_DIR: {dataset_dir} is not a folder", 2)
     store_dir = store if store is not None else DEFAULT_BEIR_STORES / dataset_dir.resolve().name
-    params: dict[str, Any] = searcher_params(
-        method,
-        store_dir,
-        k1=k1 if k1 is not None else (bm25_leg.k1 if bm25_leg else None),
-        b=b if b is not None else (bm25_leg.b if bm25_leg else None),
-        stem=stem if stem is not None else (bm25_leg.stem if bm25_leg else True),
-        stopwords=stopwords if stopwords is not None else (bm25_leg is None or bm25_leg.stopwords is not None),
-        stopword_list=(bm25_leg.stopwords if bm25_leg and bm25_leg.stopwords else "english"),
-        language=bm25_leg.language if bm25_leg else "english",
-        contextual=contextual if contextual is not None else any(x.contextual for x in (dense_leg, bm25_leg) if x),
-        embedder=dense_leg.model if dense_leg else None,
-        progress=not as_json,
-    )
-    if method == "hybrid":
-        params["fusion"] = fusion
-        params["depth"] = max(x.depth for x in settings.retrieval.legs)
-        if fusion == "rrf":
-            params["rrf_k"] = settings.retrieval.fusion.k
-        elif settings.retrieval.fusion.weights is not None:
-            params["weights"] = settings.retrieval.fusion.weights
     if not as_json:
         err_console.print(f"running {method} on {dataset_dir} ({split}); store {store_dir}", highlight=False)
     try:
-        summary = run_beir(dataset_dir, method, store_dir, split=split, run_out=run_out, params=params)
-    except ValueError as exc:
+        summary = Desk.beir(
+            settings, dataset_dir, method, store_dir, split=split, run_out=run_out, k1=k1, b=b, stem=stem,
+            stopwords=stopwords, contextual=contextual, fusion=fusion, progress=not as_json,
+        )  # fmt: skip
+    except ValueError as exc:  # a dataset that cannot be read (a missing split, a bad line): not a usage error
         fail(str(exc))
     if as_json:
         print_json(summary)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -33,8 +32,8 @@ def _section(title: str) -> None:
     console.rule(f"[bold]{title}")
 
 
-def _ingest(store: Any, docs: Path, chunking: Any) -> None:
-    report = store.ingest(docs, chunking)
+def _ingest(desk: Any, docs: Path) -> None:
+    report = desk.ingest(docs)
     table = Table("added", "updated", "unchanged", "removed", "failed", "documents", "chunks", "build")
     table.add_row(
         *(str(len(getattr(report, f))) for f in ("added", "updated", "unchanged", "removed", "failed")),
@@ -47,27 +46,19 @@ def _ingest(store: Any, docs: Path, chunking: Any) -> None:
         console.print(f"  [red]failed[/] {failure['path']}: {failure['reason']}")
 
 
-def _whole_evidence(docs: Path, rows: list[dict[str, Any]]) -> None:
-    from evidencedesk.chunking import ChunkingConfig, chunk_document
-    from evidencedesk.chunking.evidence import whole_evidence
-    from evidencedesk.ingest import parse_folder
+def _whole_evidence(desk: Any, rows: list[dict[str, Any]]) -> None:
+    from evidencedesk import ChunkingConfig
 
-    documents = parse_folder(docs).documents
     table = Table("chunker", "size", "chunks", "answers whole in one chunk")
     for name, size, unit in CHUNKER_GRID:
-        config = ChunkingConfig(name=name, size=size, unit=unit)
-        chunks = [c for d in documents for c in chunk_document(d, config)]
-        whole, total = whole_evidence(chunks, rows)
+        n_chunks, whole, total = desk.whole_answers(ChunkingConfig(name=name, size=size, unit=unit), rows)
         colour = "green" if whole == total else "red"
-        table.add_row(name, f"{size} {unit}", str(len(chunks)), f"[{colour}]{whole}/{total}[/]")
+        table.add_row(name, f"{size} {unit}", str(n_chunks), f"[{colour}]{whole}/{total}[/]")
     console.print(table)
 
 
-def _strategies(desk: Any, chunks: list[Any], labels: list[Any], k: int) -> dict[str, Any]:
-    from evidencedesk.evaluation.strategies import compare_strategies
-
-    searchers = {m: desk.searcher(m) for m in ("bm25", "dense", "hybrid")}
-    rows, _ = compare_strategies(searchers, labels, chunks, None, k=k)
+def _strategies(desk: Any, labels: list[Any], k: int) -> None:
+    rows = desk.strategies(labels, ("bm25", "dense", "hybrid"), k)
     table = Table(
         "strategy", "hit@1", "hit@3", "hit@5", "answer outranked", f"no answer in {k}", "junk for unanswerable"
     )
@@ -80,45 +71,33 @@ def _strategies(desk: Any, chunks: list[Any], labels: list[Any], k: int) -> dict
             f"{row.junk}/{row.n_unanswerable}",
         )
     console.print(table)
-    return searchers
 
 
-def _diagnosis(searcher: Any, chunks: list[Any], labels: list[Any], k: int) -> None:
-    from evidencedesk.evaluation.runner import evaluate
-
-    results = evaluate(searcher, labels, chunks, None, k)
-    failing = [r for r in results if r.failed]
+def _diagnosis(desk: Any, labels: list[Any], method: str, k: int) -> None:
+    failing = desk.diagnose(labels, method, k)
     table = Table("question", "stage", "label", "detail")
-    for r in failing:
-        f = r.findings[0]
-        table.add_row(r.id, f.stage, f.label, f.detail)
-    console.print(f"{len(failing)} of {len(results)} questions fail with {searcher.name} at k={k}")
+    for d in failing:
+        table.add_row(d.question_id, d.root.stage, d.root.label, d.root.detail)
+    console.print(f"{len(failing)} of {len(labels)} questions fail with {desk.searcher(method).name} at k={k}")
     if failing:
         console.print(table)
 
 
-def _answers(searcher: Any, chunks: list[Any], labels: list[Any]) -> None:
-    from evidencedesk.answer.generators import get_generator
-    from evidencedesk.answer.pipeline import ask
-    from evidencedesk.evaluation.taxonomy import diagnose
-
-    by_id = {c.id: c for c in chunks}
+def _answers(desk: Any, labels: list[Any]) -> None:
     by_label = {x.id: x for x in labels}
-    generator = get_generator("extractive")
     for qid, why in DEMO_QUESTIONS:
         label = by_label[qid]
-        findings = partial(diagnose, label, indexed=chunks, k=5)
-        checked, trace = ask(label.question, searcher, by_id, generator, k=5, diagnose=findings)
+        out = desk.ask(label.question, generator="extractive", method="hybrid", k=5, label=label, save=False)
         console.print(f"[bold]{label.question}[/]  [dim]({why})[/]")
-        if checked.abstained:
-            console.print(f"  [yellow]abstains:[/] {checked.reason}")
+        if out["abstained"]:
+            console.print(f"  [yellow]abstains:[/] {out['abstain_reason']}")
         else:
-            console.print(f"  {checked.answer}")
-            for cid in checked.cited:
-                chunk = by_id[cid]
-                console.print(
-                    f"  [cyan]\\[{cid}][/] {chunk.source} {chunk.location.label} (status {chunk.metadata.status})"
-                )
+            console.print(f"  {out['answer']}")
+            context = {c["chunk_id"]: c for c in out["context_candidates"]}
+            for cid in out["citations"]:
+                chunk, where = context[cid], out["sources"][cid]
+                status = chunk["metadata"]["status"]
+                console.print(f"  [cyan]\\[{cid}][/] {chunk['source_path']} {where['location']} (status {status})")
         console.print()
 
 
@@ -141,7 +120,7 @@ def demo(
     The demo keeps its own store (default .evidencedesk-demo, not the config's); the configured chunker
     builds it.
     """
-    from evidencedesk.evaluation.labels import load_labels
+    from evidencedesk import load_labels
 
     docs, labels_path = corpus / "docs", corpus / "labels.jsonl"
     if not docs.is_dir() or not labels_path.is_file():
@@ -151,13 +130,12 @@ def demo(
     labels = load_labels(labels_path)
     with open_desk(settings, store or DEMO_STORE, existing=False) as desk:
         _section("1. Ingest")
-        _ingest(desk.store, docs, settings.chunker.to_chunking())
-        chunks = desk.chunks()
+        _ingest(desk, docs)
         _section("2. Answers whole inside one chunk, per chunker")
-        _whole_evidence(docs, rows)
+        _whole_evidence(desk, rows)
         _section(f"3. Strategies on {len(labels)} labelled questions (default scope: current, public)")
-        searchers = _strategies(desk, chunks, labels, k)
+        _strategies(desk, labels, k)
         _section("4. Diagnosis: the first failing stage of each question")
-        _diagnosis(searchers["bm25"], chunks, labels, 3)
+        _diagnosis(desk, labels, "bm25", 3)
         _section("5. Answers with validated citations (hybrid search, extractive generator)")
-        _answers(searchers["hybrid"], chunks, labels)
+        _answers(desk, labels)

@@ -10,7 +10,6 @@ import typer
 from rich.table import Table
 
 from evidencedesk.cli.app import (
-    METHODS,
     AudienceOpt,
     ConfigOpt,
     JsonOpt,
@@ -30,10 +29,11 @@ from evidencedesk.cli.app import (
     print_json,
     scope_flags,
 )
+from evidencedesk.constants import METHODS
 
 if TYPE_CHECKING:
+    from evidencedesk import Scope
     from evidencedesk.config import Settings
-    from evidencedesk.retrieval.scope import Scope
 
 SMALL_N = 10  # evidencedesk.evaluation.slices.SMALL_N (a copy: the help must not load numpy)
 KOpt = Annotated[
@@ -58,7 +58,8 @@ def _settings(
 
 
 def _labels(path: Path) -> list[Any]:
-    from evidencedesk.evaluation.labels import LabelError, load_labels
+    from evidencedesk import load_labels
+    from evidencedesk.errors import LabelError
 
     try:
         labels = load_labels(path)
@@ -203,9 +204,9 @@ def eval_command(
         run["labels"] = str(labels_path)
         run_id = run.pop("run_id", None)
         if html is not None:
-            from evidencedesk.evaluation.report_html import write_report
-
-            write_report(html, run, size_series=desk.size_series(labels, method, scope))
+            html.parent.mkdir(parents=True, exist_ok=True)
+            page = desk.report_html(run, size_series=desk.size_series(labels, method, scope))
+            html.write_text(page, encoding="utf-8")
     if as_json:
         print_json({"run_id": run_id, **run})
         return
@@ -296,11 +297,11 @@ def compare(
     as_json: JsonOpt = False,
 ) -> None:
     """Compare two runs slice by slice; exit 3 when any metric on any slice drops by more than the threshold."""
-    from evidencedesk.evaluation.gate import EXIT_REGRESSED
-    from evidencedesk.evaluation.gate import compare as compare_runs
+    from evidencedesk.constants import EXIT_REGRESSED
+    from evidencedesk.desk import Desk
 
     a, b = _load_run(run_a, store, config), _load_run(run_b, store, config)
-    result = compare_runs(a, b, threshold)  # a ValueError exits 2 (errors.ERROR_TABLE)
+    result = Desk.compare_runs(a, b, threshold)  # a ValueError exits 2 (errors.ERROR_TABLE)
     if not result.deltas:
         fail("the runs share no metric on any slice; " + "; ".join(result.notes))
     if as_json:

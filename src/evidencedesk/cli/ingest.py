@@ -9,9 +9,7 @@ import typer
 from rich.table import Table
 
 from evidencedesk.cli.app import (
-    CHUNKERS,
     DEFAULT_MAX_BYTES,
-    UNITS,
     ConfigOpt,
     JsonOpt,
     StoreOpt,
@@ -23,9 +21,10 @@ from evidencedesk.cli.app import (
     open_desk,
     print_json,
 )
+from evidencedesk.constants import CHUNKERS, UNITS
 
 if TYPE_CHECKING:
-    from evidencedesk.store import IngestReport
+    from evidencedesk import IngestReport
 
 
 def _print_report(report: IngestReport) -> None:

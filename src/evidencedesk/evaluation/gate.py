@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-EXIT_REGRESSED = 3
+from evidencedesk.constants import EXIT_REGRESSED
 
 
 @dataclass(frozen=True)

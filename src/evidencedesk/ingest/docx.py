@@ -14,13 +14,12 @@ import io
 import re
 import zipfile
 from collections.abc import Mapping
-from pathlib import PurePosixPath
 from typing import Any
 
 from evidencedesk.documents import Document
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.metadata import declared
-from evidencedesk.ingest.raw import content_hash, doc_id_from_path
+from evidencedesk.ingest.raw import content_hash
 from evidencedesk.ingest.sections import first_title, headings, sections
 
 _HEADING = re.compile(r"^heading\s*([1-6])$", re.IGNORECASE)
@@ -132,14 +131,4 @@ def parse_docx(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) ->
         raise IngestError(rel, "empty file: the document has no text")
     info = declared(rel, {**_properties(document), **(fields or {})})
     found = headings(text)
-    return Document(
-        id=info.id or doc_id_from_path(rel),
-        title=info.title or first_title(found) or PurePosixPath(rel).stem,
-        path=rel,
-        format="docx",
-        text=text,
-        content_hash=content_hash(raw),
-        metadata=info.metadata,
-        sections=sections(text, 1, found),
-        first_line=1,
-    )
+    return info.document(rel, "docx", text, content_hash(raw), sections(text, 1, found), first_title(found))

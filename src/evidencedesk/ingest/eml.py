@@ -12,7 +12,6 @@ from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
 from email.utils import parsedate_to_datetime
-from pathlib import PurePosixPath
 from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
@@ -21,7 +20,7 @@ from evidencedesk.documents import Document
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.html import html_to_markdown
 from evidencedesk.ingest.metadata import declared
-from evidencedesk.ingest.raw import content_hash, doc_id_from_path
+from evidencedesk.ingest.raw import content_hash
 from evidencedesk.ingest.text import whole_section
 
 
@@ -65,14 +64,4 @@ def parse_eml(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) -> 
     if not text.strip():
         raise IngestError(rel, "empty file: the message has no text body")
     info = declared(rel, {**_headers(message), **(fields or {})})  # type: ignore[arg-type]
-    return Document(
-        id=info.id or doc_id_from_path(rel),
-        title=info.title or PurePosixPath(rel).stem,
-        path=rel,
-        format="email",
-        text=text,
-        content_hash=content_hash(raw),
-        metadata=info.metadata,
-        sections=whole_section(text),
-        first_line=1,
-    )
+    return info.document(rel, "email", text, content_hash(raw), whole_section(text))

@@ -10,7 +10,6 @@ dropped. Title: ``<title>``, else the first ``<h1>``, else the file stem. ``<met
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import PurePosixPath
 from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -18,7 +17,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from evidencedesk.documents import Document
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.metadata import KNOWN_KEYS, declared
-from evidencedesk.ingest.raw import content_hash, decode_text, doc_id_from_path
+from evidencedesk.ingest.raw import content_hash, decode_text
 from evidencedesk.ingest.sections import first_title, headings, sections
 
 _SKIP = {"script", "style", "noscript", "template", "head", "svg", "iframe", "object", "canvas", "_comment"}
@@ -129,14 +128,4 @@ def parse_html(raw: bytes, rel: str, outside: Mapping[str, Any] | None = None) -
     found = headings(text)
     title_node = tree.css_first("title")
     page_title = _squash(title_node.text()) if title_node is not None else ""
-    return Document(
-        id=info.id or doc_id_from_path(rel),
-        title=info.title or page_title or first_title(found) or PurePosixPath(rel).stem,
-        path=rel,
-        format="html",
-        text=text,
-        content_hash=content_hash(raw),
-        metadata=info.metadata,
-        sections=sections(text, 1, found),
-        first_line=1,
-    )
+    return info.document(rel, "html", text, content_hash(raw), sections(text, 1, found), page_title, first_title(found))

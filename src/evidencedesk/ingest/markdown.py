@@ -9,7 +9,6 @@ else the file stem. Without front matter the id comes from the relative path (se
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import PurePosixPath
 from typing import Any
 
 import yaml
@@ -17,7 +16,7 @@ import yaml
 from evidencedesk.documents import Document
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.metadata import declared
-from evidencedesk.ingest.raw import content_hash, decode_text, doc_id_from_path
+from evidencedesk.ingest.raw import content_hash, decode_text
 from evidencedesk.ingest.sections import first_title, headings, sections
 
 _FENCE = "---"
@@ -55,14 +54,7 @@ def parse_markdown(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None
     if not body.strip():
         raise IngestError(rel, "empty file: no text after the front matter")
     found = headings(body)
-    return Document(
-        id=info.id or doc_id_from_path(rel),
-        title=info.title or first_title(found) or PurePosixPath(rel).stem,
-        path=rel,
-        format="markdown",
-        text=body,
-        content_hash=content_hash(raw),
-        metadata=info.metadata,
-        sections=sections(body, first_line, found),
-        first_line=first_line,
+    found_sections = sections(body, first_line, found)
+    return info.document(
+        rel, "markdown", body, content_hash(raw), found_sections, first_title(found), first_line=first_line
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
+from pathlib import PurePosixPath
 from typing import Any
 
 from evidencedesk.documents import (
@@ -17,7 +18,9 @@ from evidencedesk.documents import (
     DEFAULT_STATUS,
     DEFAULT_TENANT,
     STATUSES,
+    Document,
     Metadata,
+    Section,
 )
 from evidencedesk.ingest.errors import IngestError
 
@@ -34,6 +37,32 @@ class Declared:
     id: str | None
     title: str | None
     metadata: Metadata
+
+    def document(
+        self,
+        rel: str,
+        fmt: str,
+        text: str,
+        digest: str,
+        sections: tuple[Section, ...],
+        *titles: str | None,
+        first_line: int = 1,
+    ) -> Document:
+        """The Document of the file at ``rel``: the declared id, else one from the path; the declared title,
+        else the first of ``titles`` that is not empty (the parser's own, best first), else the file's stem."""
+        from evidencedesk.ingest.raw import doc_id_from_path
+
+        return Document(
+            id=self.id or doc_id_from_path(rel),
+            title=self.title or next((t for t in titles if t), None) or PurePosixPath(rel).stem,
+            path=rel,
+            format=fmt,
+            text=text,
+            content_hash=digest,
+            metadata=self.metadata,
+            sections=sections,
+            first_line=first_line,
+        )
 
 
 def json_safe(value: Any) -> Any:

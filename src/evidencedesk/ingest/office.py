@@ -10,13 +10,12 @@ import zipfile
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
-from pathlib import PurePosixPath
 from typing import Any
 
 from evidencedesk.documents import Document, Section
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.metadata import Declared
-from evidencedesk.ingest.raw import content_hash, doc_id_from_path
+from evidencedesk.ingest.raw import content_hash
 from evidencedesk.ingest.sections import headings, sections
 
 _MARKDOWN_START = re.compile(r"^(#|```|~~~|>|[-+*]\s|\d{1,9}[.)]\s|[=]{3,}\s*$|[-*_]{3,}\s*$|\|)")
@@ -103,14 +102,4 @@ def office_document(
 ) -> Document:
     """The Document of a presentation or workbook: declared id and title first, then ``title``, then the
     file's stem."""
-    return Document(
-        id=info.id or doc_id_from_path(rel),
-        title=info.title or title or PurePosixPath(rel).stem,
-        path=rel,
-        format=fmt,
-        text=text,
-        content_hash=content_hash(raw),
-        metadata=info.metadata,
-        sections=found,
-        first_line=1,
-    )
+    return info.document(rel, fmt, text, content_hash(raw), found, title)

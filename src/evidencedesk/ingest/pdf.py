@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import PurePosixPath
 from typing import Any
 
 import pypdfium2 as pdfium
@@ -25,7 +24,7 @@ from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.metadata import declared
 from evidencedesk.ingest.pdf_layout import to_markdown
 from evidencedesk.ingest.pdf_lines import Line, document_lines
-from evidencedesk.ingest.raw import content_hash, doc_id_from_path
+from evidencedesk.ingest.raw import content_hash
 from evidencedesk.ingest.sections import first_title, headings, sections
 
 READER_VERSION = "pdfium-layout-2"  # part of the content hash: a new reading re-indexes stored PDFs
@@ -123,14 +122,5 @@ def parse_pdf(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) -> 
         raise IngestError(rel, f"PDF has no text layer ({len(pages)} page(s) without extractable text)")
     info = declared(rel, {**props, **(fields or {})})
     found = headings(text)
-    return Document(
-        id=info.id or doc_id_from_path(rel),
-        title=info.title or first_title(found) or PurePosixPath(rel).stem,
-        path=rel,
-        format="pdf",
-        text=text,
-        content_hash=content_hash(raw + READER_VERSION.encode()),
-        metadata=info.metadata,
-        sections=paged_sections(text, page_of),
-        first_line=1,
-    )
+    digest = content_hash(raw + READER_VERSION.encode())
+    return info.document(rel, "pdf", text, digest, paged_sections(text, page_of), first_title(found))

@@ -7,12 +7,11 @@ with an empty heading path.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import PurePosixPath
 from typing import Any
 
 from evidencedesk.documents import Document, Section
 from evidencedesk.ingest.metadata import declared
-from evidencedesk.ingest.raw import content_hash, decode_text, doc_id_from_path
+from evidencedesk.ingest.raw import content_hash, decode_text
 
 
 def whole_section(text: str, first_line: int = 1) -> tuple[Section, ...]:
@@ -26,14 +25,4 @@ def parse_text(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) ->
     metadata declared outside the file."""
     text = decode_text(raw, rel)
     info = declared(rel, dict(fields or {}))
-    return Document(
-        id=info.id or doc_id_from_path(rel),
-        title=info.title or PurePosixPath(rel).stem,
-        path=rel,
-        format="text",
-        text=text,
-        content_hash=content_hash(raw),
-        metadata=info.metadata,
-        sections=whole_section(text),
-        first_line=1,
-    )
+    return info.document(rel, "text", text, content_hash(raw), whole_section(text))

@@ -100,7 +100,23 @@ class BM25Searcher(RowSearcher):
         self.index.keep(keep)
 
 
-class TfidfSearcher(RowSearcher):
+class _VectorSpaceSearcher(RowSearcher):
+    """A searcher over an index of query-scored vectors (TF-IDF, LSA), described by its ``config``."""
+
+    config: dict[str, Any]
+    index: Any
+
+    def identity(self) -> dict[str, Any]:
+        return {"method": self.name, **self.config}
+
+    def _score(
+        self, query: str, allowed: np.ndarray, key: Hashable, best: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        scored: tuple[np.ndarray, np.ndarray] = self.index.scores(query, allowed)
+        return scored
+
+
+class TfidfSearcher(_VectorSpaceSearcher):
     """TF-IDF cosine (scikit-learn weighting).
 
     ``token_pattern``: a regular expression for scikit-learn's analyzer (default: the project's
@@ -108,6 +124,7 @@ class TfidfSearcher(RowSearcher):
     """
 
     name = "tfidf"
+    index: TfidfIndex
 
     def __init__(
         self,
@@ -126,14 +143,6 @@ class TfidfSearcher(RowSearcher):
         super().__init__(chunks)
         self.index = TfidfIndex([c.text for c in self.chunks], self.analyzer)
 
-    def identity(self) -> dict[str, Any]:
-        return {"method": self.name, **self.config}
-
-    def _score(
-        self, query: str, allowed: np.ndarray, key: Hashable, best: int | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        return self.index.scores(query, allowed)
-
     def _add_rows(self, chunks: Sequence[Chunk]) -> None:
         self.index.add([c.text for c in chunks])
 
@@ -141,10 +150,11 @@ class TfidfSearcher(RowSearcher):
         self.index.keep(keep)
 
 
-class LsaSearcher(RowSearcher):
+class LsaSearcher(_VectorSpaceSearcher):
     """Cosine in the space of a rank-``rank`` truncated SVD of TF-IDF (refitted after each update)."""
 
     name = "lsa"
+    index: LsaIndex
 
     def __init__(
         self,
@@ -169,14 +179,6 @@ class LsaSearcher(RowSearcher):
     def used_rank(self) -> int:
         """The rank after the cap ``min(rank, n_docs - 1, n_terms - 1)`` (0: plain TF-IDF vectors)."""
         return self.index.used_rank
-
-    def identity(self) -> dict[str, Any]:
-        return {"method": self.name, **self.config}
-
-    def _score(
-        self, query: str, allowed: np.ndarray, key: Hashable, best: int | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        return self.index.scores(query, allowed)
 
     def _add_rows(self, chunks: Sequence[Chunk]) -> None:
         self.index.add([c.text for c in chunks], [c.id for c in chunks], refit=False)

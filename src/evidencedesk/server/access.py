@@ -14,16 +14,28 @@ import ipaddress
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Any, Protocol
 
-from evidencedesk.config import ConfigError, Settings, override
-from evidencedesk.documents import Metadata
-from evidencedesk.errors import AccessError
-from evidencedesk.retrieval.scope import Scope
+from evidencedesk import Scope
+from evidencedesk.config import Settings, override
+from evidencedesk.documents import Chunk, Document, Metadata
+from evidencedesk.errors import AccessError, ConfigError
 from evidencedesk.server.settings import LimitSpec, ServiceSettings, digest
-from evidencedesk.store.contract import StoreProtocol
 
 ANONYMOUS = "anonymous"
+
+
+class StoredRecords(Protocol):
+    """What the access checks read from a store (any store of the Desk offers it)."""
+
+    def chunk(self, chunk_id: str) -> Chunk | None: ...
+
+    def document(self, doc_id: str) -> Document | None: ...
+
+    def document_headers(self) -> list[Document]: ...
+
+    def chunk_counts(self) -> dict[str, int]: ...
+
 SCOPE_SETS = ("statuses", "audiences", "langs", "tenants", "doc_ids")
 
 
@@ -241,7 +253,7 @@ def record_visible(scope: Scope, record: Mapping[str, Any], chunk_ok: Any = None
     return True
 
 
-def current_chunk_ok(store: StoreProtocol, scope: Scope) -> Callable[[str], bool]:
+def current_chunk_ok(store: StoredRecords, scope: Scope) -> Callable[[str], bool]:
     """``chunk_id -> bool``: the chunk's metadata as stored today is inside ``scope``. A chunk id no
     longer stored (a lab re-chunking, or a replaced version) is judged by its document's metadata;
     one whose document is gone too is refused."""
@@ -271,6 +283,7 @@ __all__ = [
     "ANONYMOUS",
     "AccessError",
     "Caller",
+    "StoredRecords",
     "KeyRing",
     "check_bind",
     "check_startup",

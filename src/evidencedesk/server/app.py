@@ -21,8 +21,8 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from evidencedesk.config import Settings
+from evidencedesk.desk import Desk
 from evidencedesk.errors import EvidencedeskError, RequestRefused, http_status
-from evidencedesk.index.postings_kernel import warm as warm_kernel
 from evidencedesk.server import routes_eval, routes_ingest, routes_lab, routes_ops, routes_query, routes_records
 from evidencedesk.server.limits import JsonTooLarge, upload_limit
 from evidencedesk.server.settings import ServiceSettings, no_keys_file
@@ -43,7 +43,7 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        warm_kernel()  # compiled (or loaded from numba's cache) before the first request, not during it
+        Desk.warm_up()  # compiled (or loaded from numba's cache) before the first request, not during it
         yield
         if close_on_shutdown:
             state.close()

@@ -7,7 +7,7 @@ from typing import Annotated, NoReturn
 from fastapi import Depends, HTTPException, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
-from evidencedesk.retrieval.scope import Scope
+from evidencedesk import Scope
 from evidencedesk.server.access import Caller, parse_credentials, request_scope
 from evidencedesk.server.limits import route_cost, too_many
 from evidencedesk.server.models import ScopeRequest

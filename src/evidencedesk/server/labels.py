@@ -6,17 +6,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from evidencedesk import Label, Scope
 from evidencedesk.documents import Document
-from evidencedesk.evaluation.labels import Gold, Label
-from evidencedesk.retrieval.scope import Scope
 
 
 def visible_labels(labels: Sequence[Label], documents: Iterable[Document], scope: Scope) -> list[Label]:
     """The labels every gold phrase of which is in a document inside ``scope``, or in no document at all.
     ``documents`` is read once, one document at a time (it may come from the store as it is read)."""
     golds = {g for label in labels for g in label.gold}
-    inside: set[Gold] = set()
-    outside: set[Gold] = set()
+    inside: set[Any] = set()  # gold phrases held by a document inside the scope
+    outside: set[Any] = set()
     for d in documents:
         found = inside if scope.allows(d.metadata, d.id) else outside
         for g in golds:

@@ -13,10 +13,8 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
+from evidencedesk import Scope, load_labels
 from evidencedesk.errors import LabelError
-from evidencedesk.evaluation.labels import load_labels
-from evidencedesk.evaluation.report_html import SizeSeries, render_report
-from evidencedesk.retrieval.scope import Scope
 from evidencedesk.server.access import Caller, current_chunk_ok, record_visible
 from evidencedesk.server.deps import CallerDep, StateDep, check_k, refuse, scope_for
 from evidencedesk.server.labels import visible_labels
@@ -62,6 +60,7 @@ def run_eval(body: EvalRequest, state: StateDep, caller: CallerDep) -> dict[str,
     if caller.anonymous and not state.service.anonymous_eval:
         refuse(403, "evaluation needs an API key (anonymous_eval is off)")
     body = state.with_defaults(body)
+    assert body.k is not None  # with_defaults filled it in
     check_k(state, body.k)
     scope = scope_for(caller, body.scope)
     run = _run(state, body, scope)
@@ -103,7 +102,6 @@ def get_run(run_id: int, state: StateDep, caller: CallerDep) -> dict[str, Any]:
 def run_report(run_id: int, state: StateDep, caller: CallerDep) -> HTMLResponse:
     """The run as a self-contained HTML page: metrics tables and the report's charts."""
     run = _visible_run(state, caller, run_id)
-    series = [SizeSeries(s["name"], tuple(tuple(p) for p in s["points"])) for s in run.get("size_series") or []]
-    html = render_report(run, size_series=series, title=f"evaluation run {run_id}")
+    html = state.desk.report_html(run, title=f"evaluation run {run_id}")
     headers = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:"}
     return HTMLResponse(html, headers=headers)

@@ -12,21 +12,15 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from evidencedesk.answer.context import assemble
-from evidencedesk.answer.prompt import build_prompt, prompt_text
-from evidencedesk.chunking.config import CHUNKERS, UNITS
-from evidencedesk.constants import METHODS
+from evidencedesk import Label, Scope
+from evidencedesk.constants import CHUNKERS, LEGS, METHODS, UNITS
 from evidencedesk.desk import candidate_rows, leg_names, searcher_tokenizer
 from evidencedesk.errors import GenerationError
-from evidencedesk.evaluation.labels import Label
-from evidencedesk.retrieval.explain import shared_words
-from evidencedesk.retrieval.scope import Scope
 from evidencedesk.server.access import Caller
 from evidencedesk.server.deps import CallerDep, StateDep, check_k, check_text, refuse, scope_for
 from evidencedesk.server.labels import label_summary, visible_labels
 from evidencedesk.server.models import LabAskRequest, LabOptions, LabQuestion, LabSearchRequest, LabSearchResponse
 from evidencedesk.server.state import Corpus, ServiceState
-from evidencedesk.wiring import context_options
 
 router = APIRouter(prefix="/lab", tags=["lab"])
 MIN_SIZE = {"words": 10, "chars": 50}  # smaller lab chunks would only multiply the index, never teach anything
@@ -51,7 +45,7 @@ def options(state: StateDep, caller: CallerDep) -> dict[str, Any]:
         "chunkers": list(CHUNKERS),
         "units": list(UNITS),
         "methods": list(METHODS),
-        "legs": [m for m in METHODS if m != "hybrid"],
+        "legs": list(LEGS),
         "default_chunking": build.chunking if build else None,
         "scope": caller.scope.to_dict(),
         "values": values,
@@ -122,7 +116,7 @@ def lab_search(body: LabSearchRequest, state: StateDep, caller: CallerDep) -> di
     rows = candidate_rows(results, lab.query, searcher_tokenizer(lab.searcher))
     for row, cand in zip(rows, results, strict=True):
         row["grade"] = lab.label.grade_of(cand.chunk) if lab.label else None
-    assembled = assemble(results, **context_options(state.settings))
+    preview = state.desk.prompt_preview(lab.query, results)
     return {
         "query": lab.query,
         "label": label_summary(lab.label) if lab.label else None,
@@ -130,8 +124,8 @@ def lab_search(body: LabSearchRequest, state: StateDep, caller: CallerDep) -> di
         "n_chunks": _allowed_count(state, lab),
         "legs": leg_names(lab.searcher),
         "results": rows,
-        "context": assembled.to_dict(),
-        "prompt": prompt_text(build_prompt(lab.query, assembled)),
+        "context": preview["context"],
+        "prompt": preview["prompt"],
     }
 
 
@@ -153,9 +147,8 @@ def lab_ask(body: LabAskRequest, state: StateDep, caller: CallerDep) -> dict[str
         )  # fmt: skip
     except (ImportError, FileNotFoundError, GenerationError) as exc:
         refuse(503, f"generator not available: {exc}")
-    tokenizer = searcher_tokenizer(lab.searcher)
     for row in out["retrieved"]:
-        row["shared_words"] = shared_words(lab.query, row["text"], tokenizer)
+        row["shared_words"] = state.desk.shared_words(lab.query, row["text"], lab.searcher)
     grades: dict[str, int] = {}
     if lab.label is not None:
         ids = [c["chunk_id"] for c in out["retrieved"]]

@@ -39,9 +39,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from evidencedesk.config import ConfigError
+from evidencedesk import Scope
 from evidencedesk.config import _explain as explain_errors
-from evidencedesk.retrieval.scope import Scope
+from evidencedesk.errors import ConfigError
 
 _EXAMPLE_LABELS = Path(__file__).resolve().parents[3] / "examples" / "kestrel" / "labels.jsonl"
 GENERATOR_NAMES = ("extractive", "llama-cpp", "openai")

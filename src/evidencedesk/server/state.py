@@ -20,23 +20,16 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from evidencedesk.answer.generators.base import Generator
-from evidencedesk.chunking import ChunkingConfig, chunk_document
+from evidencedesk import ChunkingConfig, Label, Scope, Searcher, load_labels
 from evidencedesk.config import Settings
-from evidencedesk.constants import METHODS
-from evidencedesk.desk import Desk, Serialized
+from evidencedesk.desk import Desk
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.errors import ConfigError
-from evidencedesk.evaluation.labels import Label, load_labels
-from evidencedesk.retrieval.candidates import Searcher
-from evidencedesk.retrieval.factory import make_searcher
-from evidencedesk.retrieval.scope import Scope
 from evidencedesk.server.access import KeyRing, check_startup, with_tenant_statistics
 from evidencedesk.server.cache import BuildCache
 from evidencedesk.server.limits import RateLimiter
 from evidencedesk.server.metrics import Metrics
 from evidencedesk.server.settings import ServiceSettings
-from evidencedesk.wiring import EMBEDDINGS_FILE, hybrid_legs, searcher_params, with_collapse
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
 
@@ -97,10 +90,7 @@ class ServiceState:
         build = self.build_id()
 
         def rechunk() -> Corpus:
-            self.desk.check_memory("re-chunking in the lab", "search the stored chunks (no chunker)")
-            docs: Sequence[Document] = self.store.documents()
-            chunks = [c for d in docs for c in chunk_document(d, chunking)]
-            return Corpus(("lab", chunking, build), chunks, chunking.to_dict())
+            return Corpus(("lab", chunking, build), self.desk.rechunk(chunking), chunking.to_dict())
 
         return self._corpora.get(("lab", chunking, build), rechunk)
 
@@ -116,20 +106,10 @@ class ServiceState:
                 yield doc
 
     def corpus_searcher(self, corpus: Corpus, method: str, legs: Sequence[str] | None = None) -> Searcher:
-        """An in-memory searcher of ``method`` over a re-chunked ``corpus``, configured as the Desk's."""
-        if method not in METHODS:
-            raise ConfigError(f"method: unknown method {method!r}; choose from {', '.join(METHODS)}")
-        if legs is not None and method != "hybrid":
-            raise ConfigError("legs: only for method hybrid")
-        names = tuple(legs) if legs else tuple(hybrid_legs(self.settings)) if method == "hybrid" else ()
-        params = searcher_params(self.settings, method, self.store_path / EMBEDDINGS_FILE, names or None)
-        split = bool(self.settings.retrieval.tenant_statistics)
-
-        def build() -> Searcher:
-            made = make_searcher(method, corpus.chunks, tenant_statistics=split, **params)
-            return with_collapse(Serialized(made), self.settings)
-
-        return corpus.searchers.get((method, names), build)
+        """An in-memory searcher of ``method`` over a re-chunked ``corpus``, configured as the Desk's
+        (cached with the corpus)."""
+        names = tuple(legs) if legs else None
+        return corpus.searchers.get((method, names), lambda: self.desk.searcher_over(corpus.chunks, method, legs))
 
     # -- request defaults and generators -----------------------------------------------------------
     def with_defaults(self, body: RequestT) -> RequestT:
@@ -144,10 +124,6 @@ class ServiceState:
             enabled = ", ".join(self.service.generators)
             raise ConfigError(f"generator: {name!r} is not enabled here; choose from {enabled}")
         return name
-
-    def generator(self, name: str | None) -> Generator:
-        """An enabled generator, built by the Desk with the configured model settings."""
-        return self.desk.generator(self.generator_name(name))
 
     # -- labels ----------------------------------------------------------------------------------
     def labels(self, path: Path | None = None) -> list[Label]:
@@ -166,4 +142,4 @@ class ServiceState:
         return labels
 
 
-__all__ = ["EMBEDDINGS_FILE", "Corpus", "ServiceState"]
+__all__ = ["Corpus", "ServiceState"]

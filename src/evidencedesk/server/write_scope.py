@@ -12,12 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evidencedesk import Scope
+from evidencedesk.desk import Desk
 from evidencedesk.documents import Metadata
 from evidencedesk.errors import WriteRefused
-from evidencedesk.ingest.errors import IngestError
-from evidencedesk.ingest.folder import parse_file, scan
-from evidencedesk.retrieval.scope import Scope
-from evidencedesk.store.contract import StoreProtocol
+from evidencedesk.server.access import StoredRecords
 
 
 def writable(scope: Scope, meta: Metadata) -> bool:
@@ -31,11 +30,7 @@ def check_writes(folder: Path, scope: Scope, stored: Callable[[str], Any]) -> No
     """Parse every file under ``folder`` and refuse (WriteRefused) a document outside ``scope`` or one
     that would replace a stored document outside it. ``stored(doc_id)`` returns the stored Document or None.
     Files that fail to parse are left to the ingest, which reports them without writing anything for them."""
-    for path, rel in scan(folder).files:
-        try:
-            doc = parse_file(path, rel)
-        except IngestError:
-            continue
+    for rel, doc in Desk.documents_in(folder):
         if not writable(scope, doc.metadata):
             raise WriteRefused(
                 f"{rel}: tenant {doc.metadata.tenant!r} / audience {doc.metadata.audience!r} "
@@ -46,7 +41,7 @@ def check_writes(folder: Path, scope: Scope, stored: Callable[[str], Any]) -> No
             raise WriteRefused(f"{rel}: document id {doc.id!r} belongs to a document outside this key's scope")
 
 
-def visible_report(report: dict[str, Any], scope: Scope, store: StoreProtocol) -> dict[str, Any]:
+def visible_report(report: dict[str, Any], scope: Scope, store: StoredRecords) -> dict[str, Any]:
     """The ingest report as the key may see it: ids outside ``scope`` left out, store counts inside it."""
 
     def shown(doc_id: Any) -> bool:

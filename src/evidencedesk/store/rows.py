@@ -7,7 +7,7 @@ import json
 import sqlite3
 from typing import Any
 
-from evidencedesk.documents import Chunk, Document, Location, Metadata, Section
+from evidencedesk.documents import Chunk, Document, Location, Metadata
 
 DOCUMENT_COLUMNS = (
     "id", "path", "format", "title", "content_hash", "chunking_hash", "build_id", "metadata",
@@ -57,32 +57,30 @@ def chunk_row(chunk: Chunk, n: int, meta_cache: dict[int, tuple[Any, ...]] | Non
 
 
 def document_from_row(row: sqlite3.Row) -> Document:
-    return Document(
-        id=row["id"],
-        title=row["title"],
-        path=row["path"],
-        format=row["format"],
-        text=row["text"],
-        content_hash=row["content_hash"],
-        metadata=Metadata.from_dict(json.loads(row["metadata"])),
-        sections=tuple(Section.from_dict(s) for s in json.loads(row["sections"])),
-        first_line=row["first_line"],
-    )
+    """A documents row (metadata and sections as JSON text)."""
+    decoded = {"metadata": json.loads(row["metadata"]), "sections": json.loads(row["sections"])}
+    return Document.from_dict({**dict(row), **decoded})
 
 
 def chunk_from_row(row: sqlite3.Row) -> Chunk:
     """A chunk row joined with its document's ``title`` (as doc_title) and ``path`` (as doc_path)."""
+    return chunk_from_columns(row, json.loads(row["heading_path"]), json.loads(row["metadata"]))
+
+
+def chunk_from_columns(r: Any, heading_path: Any, metadata: dict[str, Any]) -> Chunk:
+    """A chunk from the columns both stores keep (``CHUNK_COLUMNS`` with the document's ``doc_title`` and
+    ``doc_path``), given its heading path and metadata already decoded (each store encodes them its way)."""
     return Chunk(
-        id=row["id"],
-        doc_id=row["doc_id"],
-        text=row["text"],
-        kind=row["kind"],
-        location=Location.from_stored(json.loads(row["heading_path"]), row["first_line"], row["last_line"]),
-        metadata=Metadata.from_dict(json.loads(row["metadata"])),
-        title=row["doc_title"],
-        source=row["doc_path"],
-        parent_id=row["parent_id"],
-        parent_text=row["parent_text"],
+        id=r["id"],
+        doc_id=r["doc_id"],
+        text=r["text"],
+        kind=r["kind"],
+        location=Location.from_stored(heading_path, r["first_line"], r["last_line"]),
+        metadata=Metadata.from_dict(metadata),
+        title=r["doc_title"],
+        source=r["doc_path"],
+        parent_id=r["parent_id"],
+        parent_text=r["parent_text"],
     )
 
 

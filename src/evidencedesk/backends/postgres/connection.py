@@ -11,7 +11,8 @@ from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from evidencedesk.backends import is_postgres_url
-from evidencedesk.backends.postgres.schema import PgStoreError, migrate, search_path
+from evidencedesk.backends.postgres.schema import migrate, search_path
+from evidencedesk.errors import PgStoreError
 from evidencedesk.urls import redact_url
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evidencedesk.documents import Chunk, Document, Location, Metadata, Section
-from evidencedesk.store.rows import CHUNK_COLUMNS, DOCUMENT_COLUMNS, text_hash
+from evidencedesk.documents import Chunk, Document
+from evidencedesk.store.rows import CHUNK_COLUMNS, DOCUMENT_COLUMNS, chunk_from_columns, text_hash
 
 # the same columns as the embedded store's tables; PostgreSQL types of those that are not text
 _TYPES = {
@@ -45,33 +45,13 @@ def scope_values(chunk: Chunk) -> tuple[Any, ...]:
 
 
 def document_from_record(r: Mapping[str, Any]) -> Document:
-    return Document(
-        id=r["id"],
-        title=r["title"],
-        path=r["path"],
-        format=r["format"],
-        text=r["text"],
-        content_hash=r["content_hash"],
-        metadata=Metadata.from_dict(r["metadata"]),
-        sections=tuple(Section.from_dict(s) for s in r["sections"]),
-        first_line=r["first_line"],
-    )
+    """A documents row (metadata and sections as jsonb, decoded by the driver)."""
+    return Document.from_dict(dict(r))
 
 
 def chunk_from_record(r: Mapping[str, Any]) -> Chunk:
     """A chunk row joined with its document's title (``doc_title``) and path (``doc_path``)."""
-    return Chunk(
-        id=r["id"],
-        doc_id=r["doc_id"],
-        text=r["text"],
-        kind=r["kind"],
-        location=Location.from_stored(r["heading_path"], r["first_line"], r["last_line"]),
-        metadata=Metadata.from_dict(r["metadata"]),
-        title=r["doc_title"],
-        source=r["doc_path"],
-        parent_id=r["parent_id"],
-        parent_text=r["parent_text"],
-    )
+    return chunk_from_columns(r, r["heading_path"], r["metadata"])
 
 
 CHUNK_SELECT = (

@@ -1,0 +1,90 @@
+"""What the web lab shows beside a search, for the Desk: the stored documents re-chunked, an in-memory
+searcher over any chunks configured as the Desk's, the context and prompt a search would hand the
+generator, and the words a query shares with a passage (read with the searcher's own tokenizer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from evidencedesk.chunking import ChunkingConfig, chunk_document
+from evidencedesk.config import Settings
+from evidencedesk.documents import Chunk, Document
+from evidencedesk.retrieval.candidates import Candidate, Searcher
+from evidencedesk.wiring import context_options, hybrid_legs, searcher_params
+
+
+def rechunk(documents: Iterable[Document], chunking: ChunkingConfig) -> list[Chunk]:
+    """Every chunk of ``documents`` under ``chunking``, in document order."""
+    return [c for d in documents for c in chunk_document(d, chunking)]
+
+
+def memory_searcher(
+    settings: Settings,
+    chunks: Sequence[Chunk],
+    method: str,
+    legs: Sequence[str] | None,
+    cache_path: Path,
+    tenant_statistics: bool,
+) -> Searcher:
+    """A ``method`` searcher built in memory over ``chunks`` with the settings' parameters (a hybrid's
+    legs: ``legs``, else the configured ones)."""
+    from evidencedesk.retrieval.factory import make_searcher
+
+    names = tuple(legs) if legs else tuple(hybrid_legs(settings)) if method == "hybrid" else ()
+    params = searcher_params(settings, method, cache_path, names or None)
+    return make_searcher(method, list(chunks), tenant_statistics=tenant_statistics, **params)
+
+
+def prompt_preview(settings: Settings, query: str, results: list[Candidate]) -> dict[str, Any]:
+    """``{"context", "prompt"}``: the context ``results`` assemble into under the settings, and the
+    prompt a generator would be given for ``query`` over it."""
+    from evidencedesk.answer.context import assemble
+    from evidencedesk.answer.prompt import build_prompt, prompt_text
+
+    assembled = assemble(results, **context_options(settings))
+    return {"context": assembled.to_dict(), "prompt": prompt_text(build_prompt(query, assembled))}
+
+
+def searcher_tokenizer(searcher: Searcher) -> Any:
+    """The tokenizer that decides shared words: the searcher's own, else its first leg's (None: the default)."""
+    first_leg = next((getattr(s, "tokenizer", None) for s, _ in getattr(searcher, "legs", None) or []), None)
+    return getattr(searcher, "tokenizer", first_leg)
+
+
+def leg_names(searcher: Searcher) -> list[str]:
+    """The names of a hybrid searcher's legs (empty for a single method)."""
+    return [s.name for s, _ in getattr(searcher, "legs", None) or []]
+
+
+def words_shared(query: str, text: str, searcher: Searcher | None = None) -> list[str]:
+    """The query's words whose term also occurs in ``text``, as ``searcher`` tokenizes (default: the
+    default tokenizer)."""
+    from evidencedesk.retrieval.explain import shared_words
+
+    return shared_words(query, text, searcher_tokenizer(searcher) if searcher is not None else None)
+
+
+def candidate_rows(results: list[Candidate], query: str, tokenizer: Any = None) -> list[dict[str, Any]]:
+    """``Candidate.to_dict()`` of each result plus ``shared_words`` (the query words it holds)."""
+    from evidencedesk.retrieval.explain import shared_words
+
+    rows = []
+    for c in results:
+        row = c.to_dict()
+        row["shared_words"] = shared_words(query, c.chunk.text, tokenizer)
+        rows.append(row)
+    return rows
+
+
+__all__ = [
+    "candidate_rows",
+    "leg_names",
+    "memory_searcher",
+    "prompt_preview",
+    "rechunk",
+    "searcher_tokenizer",
+    "words_shared",
+]
