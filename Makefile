@@ -15,7 +15,8 @@ STRICT := src/evidencedesk/__init__.py src/evidencedesk/errors.py src/evidencede
 	src/evidencedesk/desk.py src/evidencedesk/wiring.py \
 	src/evidencedesk/constants.py src/evidencedesk/urls.py src/evidencedesk/lab.py src/evidencedesk/benchmarks.py \
 	src/evidencedesk/index/bm25_weight.py src/evidencedesk/index/bm25.py src/evidencedesk/index/postings_kernel.py \
-	src/evidencedesk/index/minilm_graph.py src/evidencedesk/retrieval/lexical.py src/evidencedesk/chunking/config.py \
+	src/evidencedesk/index/minilm_graph.py src/evidencedesk/index/lsa.py src/evidencedesk/retrieval/lexical.py \
+	src/evidencedesk/retrieval/factory.py src/evidencedesk/chunking/config.py \
 	src/evidencedesk/evaluation/gate.py src/evidencedesk/ingest/metadata.py src/evidencedesk/ingest/text.py \
 	src/evidencedesk/ingest/docx.py src/evidencedesk/ingest/html.py src/evidencedesk/ingest/pdf.py \
 	src/evidencedesk/ingest/office.py src/evidencedesk/backends/__init__.py src/evidencedesk/backends/postgres/rows.py \

@@ -35,6 +35,7 @@ from evidencedesk.lab import candidate_rows, leg_names, searcher_tokenizer
 from evidencedesk.progress import Callback, Meter
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.scope import Scope
+from evidencedesk.store.base import DEFAULT_TRACE_KEEP
 from evidencedesk.store.contract import HoldsSnapshots, HoldsVectors, SearchesInside, StoreProtocol
 from evidencedesk.trace import Finding
 from evidencedesk.urls import is_postgres_url, redact_url
@@ -754,6 +755,19 @@ class Desk:
         return AskStream(events(), stop)
 
     # -- traces ----------------------------------------------------------------------------------
+    def save_trace(
+        self, result: dict[str, Any], owner: str | None = None, keep: int | None = DEFAULT_TRACE_KEEP
+    ) -> str:
+        """Store what :meth:`ask` returned (``save=False``, then completed by the caller) as a trace, made
+        by ``owner``; only the ``keep`` newest traces stay (None: all). Returns its id."""
+        trace_id = str(result["trace_id"])
+        self.store.save_trace(trace_id, result, owner=owner, keep=keep)
+        return trace_id
+
+    def save_eval_run(self, run: dict[str, Any], owner: str | None = None) -> int:
+        """Store what :meth:`evaluate` returned (``save=False``); returns the run's id."""
+        return self.store.save_eval_run(run, owner=owner)
+
     def trace(self, trace_id: str, owner: str | None = None) -> dict[str, Any] | None:
         """A stored trace (what ``ask`` returned), or None; with ``owner``, only one that key made."""
         return self.store.load_trace(trace_id, owner=owner)

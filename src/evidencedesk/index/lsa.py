@@ -32,7 +32,8 @@ def capped_rank(rank: int, n_docs: int, n_terms: int) -> int:
 def _unit_rows(m: np.ndarray) -> np.ndarray:
     m = np.asarray(m, dtype=np.float64)
     norms = np.linalg.norm(m, axis=1, keepdims=True)
-    return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
+    unit: np.ndarray = np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
+    return unit
 
 
 class LsaIndex:
@@ -49,9 +50,9 @@ class LsaIndex:
             raise ValueError(f"rank: must be an integer >= 1, got {rank!r}")
         if len(texts) != len(ids):
             raise ValueError(f"ids: {len(ids)} ids for {len(texts)} texts")
-        self.rank = int(rank)
-        self.ids = list(ids)
-        self.tfidf = TfidfIndex(texts, analyzer)
+        self.rank: int = int(rank)
+        self.ids: list[str] = list(ids)
+        self.tfidf: TfidfIndex = TfidfIndex(texts, analyzer)
         self.refit()
 
     def add(self, texts: Sequence[str], ids: Sequence[str], refit: bool = True) -> None:

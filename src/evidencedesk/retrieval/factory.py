@@ -42,7 +42,7 @@ def _dense(chunks: list[Chunk], **params: Any) -> Searcher:
     return _construct(cls, "dense", chunks, params)
 
 
-def _construct(cls: Callable[..., Any], method: str, chunks: list[Chunk], params: dict[str, Any]) -> Any:
+def _construct(cls: Callable[..., Any], method: str, chunks: list[Chunk], params: dict[str, Any]) -> Searcher:
     accepted = set(inspect.signature(cls).parameters) - {"chunks", "self"}
     unknown = set(params) - accepted
     if unknown:
@@ -50,7 +50,8 @@ def _construct(cls: Callable[..., Any], method: str, chunks: list[Chunk], params
             f"unknown parameter(s) for method {method!r}: {', '.join(sorted(unknown))}; "
             f"accepted: {', '.join(sorted(accepted))}"
         )
-    return cls(chunks, **params)
+    made: Searcher = cls(chunks, **params)
+    return made
 
 
 def _with_tokenizer(params: dict[str, Any]) -> dict[str, Any]:

@@ -64,7 +64,7 @@ def run_eval(body: EvalRequest, state: StateDep, caller: CallerDep) -> dict[str,
     check_k(state, body.k)
     scope = scope_for(caller, body.scope)
     run = _run(state, body, scope)
-    run_id = state.store.save_eval_run(run, owner=caller.name) if body.save else None
+    run_id = state.desk.save_eval_run(run, owner=caller.name) if body.save else None
     return {"run_id": run_id, **run}
 
 

@@ -156,5 +156,5 @@ def lab_ask(body: LabAskRequest, state: StateDep, caller: CallerDep) -> dict[str
         grades = {c.id: lab.label.grade_of(c) for c in found}
     out["grades"] = grades
     out["chunking"] = lab.corpus.chunking if lab.corpus is not None else None
-    state.store.save_trace(out["trace_id"], out, owner=caller.name, keep=state.service.trace_retention)
+    state.desk.save_trace(out, owner=caller.name, keep=state.service.trace_retention)
     return out

@@ -44,6 +44,6 @@ def ask(body: AskRequest, state: StateDep, caller: CallerDep) -> dict[str, Any]:
         )  # fmt: skip
     except (ImportError, FileNotFoundError, GenerationError) as exc:
         refuse(503, f"generator not available: {exc}")
-    state.store.save_trace(out["trace_id"], out, owner=caller.name, keep=state.service.trace_retention)
+    state.desk.save_trace(out, owner=caller.name, keep=state.service.trace_retention)
     state.metrics.record_ask(out, scope.day)
     return out
