@@ -250,6 +250,15 @@ class Desk:
                 self._build = current
         return current
 
+    def reconfigure(self, settings: Settings) -> None:
+        """Use ``settings`` from now on: the searchers, generators and default scope built from the old
+        ones are dropped (a PostgreSQL store keeps the BM25 settings it was opened with)."""
+        with self._lock:
+            self._reset()
+            self._generators.clear()
+            self._default_scope = None
+            self.settings = settings
+
     def with_settings(self, **changes: Any) -> Settings:
         """The settings with dotted-key overrides applied (``{"context.order": "edges"}``); None keeps a value.
 

@@ -58,7 +58,7 @@ class ServiceState:
         # a folder or a postgresql:// URL (the embedding cache and uploads then stay in .evidencedesk)
         self.desk = store if isinstance(store, Desk) else Desk(store, settings)
         # keys that name tenants turn per-tenant statistics on (unless the shared config decides)
-        self.desk.settings = with_tenant_statistics(self.desk.settings, service)
+        self.desk.reconfigure(with_tenant_statistics(self.desk.settings, service))
         self.settings = self.desk.settings
         self.desk.max_memory_chunks = service.max_memory_chunks
         self.service = service
