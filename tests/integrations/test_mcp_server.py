@@ -50,7 +50,8 @@ def params(world: dict[str, Path], key: str | None, *extra: str, env: dict[str, 
     if key is not None:
         args += ["--api-key", key]
     # the subprocess runs this checkout's code, with the venv's libraries
-    return StdioServerParameters(command=sys.executable, args=args, env={"PYTHONPATH": str(ROOT / "src"), **(env or {})})
+    env = {"PYTHONPATH": str(ROOT / "src"), **(env or {})}
+    return StdioServerParameters(command=sys.executable, args=args, env=env)
 
 
 def session_calls(server: Any, calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:

@@ -41,8 +41,7 @@ def mcp(
 ) -> None:
     """Serve search, ask and get_chunk as Model Context Protocol tools over stdin/stdout, inside one
     API key's scope (needs the package's mcp extra). Nothing else is written to stdout."""
-    from evidencedesk.config import ConfigError
-    from evidencedesk.errors import AccessError, StoreError
+    from evidencedesk.errors import AccessError, ConfigError, StoreError
     from evidencedesk.server.settings import load_service_settings
     from evidencedesk.server.state import ServiceState
 

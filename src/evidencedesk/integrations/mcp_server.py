@@ -107,7 +107,7 @@ def build_server(state: ServiceState, caller: Caller) -> Any:
         chunk = state.store.chunk(chunk_id)
         if chunk is None or not caller.scope.allows_chunk(chunk):
             raise ToolError(f"no chunk {chunk_id!r}")
-        return chunk.to_dict()  # type: ignore[no-any-return]
+        return chunk.to_dict()
 
     return server
 
