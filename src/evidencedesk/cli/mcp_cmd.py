@@ -26,8 +26,8 @@ def mcp(
             "--api-key",
             envvar=KEY_ENV,
             show_envvar=True,
-            help="The API key whose scope every tool call runs in (looked up in --keys). Default: no key, "
-            "the anonymous scope of the keys file.",
+            help="The API key whose scope every tool call runs in, looked up in --keys (or set "
+            "EVIDENCEDESK_API_KEY). Default: no key, the anonymous scope of the keys file.",
         ),
     ] = None,
     anonymous_tenant: Annotated[
