@@ -9,9 +9,10 @@ same scope, same rate limit, same stored trace). Earlier messages and sampling o
 The answer text keeps its citation markers (``[DOC:cN]`` after each sentence); the response's extra
 ``evidencedesk`` object carries the trace id, whether the answer abstained and why, and each cited
 chunk with its document, title and location. An abstention is an ordinary answer. With
-``stream: true`` the answer is sent as server-sent events once it has been checked (unsupported
-sentences are dropped before anything is sent), one chunk per line of the answer, then a last chunk
-with ``finish_reason: "stop"`` and the ``evidencedesk`` object, then ``data: [DONE]``.
+``stream: true`` the answer is sent as server-sent events once it has been made and checked
+(unsupported sentences are dropped before anything is sent, and the request's time limit applies as
+on ``/ask``): the role, one chunk per line of the answer, a last chunk with ``finish_reason: "stop"``
+and the ``evidencedesk`` object, then ``data: [DONE]``.
 
 Every error on these routes, a refused key included, is in OpenAI's shape:
 ``{"error": {"message", "type", "param", "code"}}``.
@@ -31,10 +32,9 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from evidencedesk.answer.stream import AnswerDone
 from evidencedesk.errors import GenerationError, TooLargeForMemory
 from evidencedesk.server.access import Caller
-from evidencedesk.server.deps import CallerDep, StateDep, check_k, check_text, scope_for
+from evidencedesk.server.deps import CallerDep, StateDep, check_candidates, check_k, check_text, scope_for
 from evidencedesk.server.models import Method, ScopeRequest
 from evidencedesk.server.state import ServiceState
 
@@ -239,19 +239,9 @@ def _sse(data: Mapping[str, Any]) -> str:
     return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def stream_events(result_of: Callable[[], dict[str, Any]], model: str, created: int) -> Iterator[str]:
-    """The server-sent events of one streamed answer: the role, the checked answer line by line, the
-    last chunk with the ``evidencedesk`` object, ``[DONE]``. A failure after the start is an error event."""
-    try:
-        result = result_of()
-    except ValueError as exc:
-        yield _sse(error_body(400, str(exc)))
-        yield "data: [DONE]\n\n"
-        return
-    except (GenerationError, ImportError, FileNotFoundError) as exc:
-        yield _sse(error_body(503, f"generator not available: {exc}"))
-        yield "data: [DONE]\n\n"
-        return
+def stream_events(result: Mapping[str, Any], model: str, created: int) -> Iterator[str]:
+    """The server-sent events of one answer: the role, the checked answer line by line, the last chunk
+    with the ``evidencedesk`` object, then ``[DONE]``."""
     ident = f"chatcmpl-{result.get('trace_id')}"
     yield _sse(_chunk(ident, model, created, {"role": "assistant", "content": ""}, None))
     for line in (result.get("answer") or "").splitlines(keepends=True):
@@ -262,31 +252,24 @@ def stream_events(result_of: Callable[[], dict[str, Any]], model: str, created: 
     yield "data: [DONE]\n\n"
 
 
-def _answer(
-    state: ServiceState, caller: Caller, body: ChatRequest, question: str, generator: str
-) -> Callable[[], dict[str, Any]]:
-    """Check everything /ask checks now, and return the call that answers (and stores the trace)."""
+def answer(state: ServiceState, caller: Caller, body: ChatRequest, question: str, generator: str) -> dict[str, Any]:
+    """``Desk.ask`` with the checks, defaults and bookkeeping of ``POST /ask``: the trace is stored for
+    the caller's key and the answer counted in the metrics."""
     check_text(state, question, "question")
     scope = scope_for(caller, body.scope)
     k = check_k(state, body.k or state.settings.retrieval.k)
+    candidates = check_candidates(state, max(state.settings.retrieval.rerank.candidates, k))
     try:
-        events = state.desk.ask_stream(question, scope, generator=generator, method=body.method, k=k, save=False)
+        out = state.desk.ask(
+            question, scope, generator=generator, method=body.method, k=k, candidates=candidates, save=False
+        )
     except ValueError as exc:
         raise OpenAIError(400, str(exc)) from None
     except (ImportError, FileNotFoundError, GenerationError) as exc:
         raise OpenAIError(503, f"generator not available: {exc}") from None
-
-    def result() -> dict[str, Any]:
-        with events:
-            for event in events:
-                if isinstance(event, AnswerDone):
-                    out = event.result
-                    state.store.save_trace(out["trace_id"], out, owner=caller.name, keep=state.service.trace_retention)
-                    state.metrics.record_ask(out, scope.day)
-                    return out
-        raise GenerationError("the generator stopped before it finished its answer")
-
-    return result
+    state.store.save_trace(out["trace_id"], out, owner=caller.name, keep=state.service.trace_retention)
+    state.metrics.record_ask(out, scope.day)
+    return out
 
 
 @router.post("/v1/chat/completions", response_model=None)
@@ -296,18 +279,14 @@ def chat_completions(body: ChatRequest, state: StateDep, caller: CallerDep) -> R
     if body.n not in (None, 1):
         raise OpenAIError(400, f"n: only 1 answer per question, got {body.n}", "n")
     question = question_of(body.messages)
-    result_of = _answer(state, caller, body, question, generator)
+    # the answer is made (and checked) before the first byte, streamed or not: the request's time limit
+    # applies to it, a failure is an HTTP status, and no sentence the validation drops is ever sent
+    result = answer(state, caller, body, question, generator)
     created = int(time.time())
     if body.stream:
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-        return StreamingResponse(stream_events(result_of, body.model, created), media_type="text/event-stream",
+        return StreamingResponse(stream_events(result, body.model, created), media_type="text/event-stream",
                                  headers=headers)  # fmt: skip
-    try:
-        result = result_of()
-    except ValueError as exc:
-        raise OpenAIError(400, str(exc)) from None
-    except (GenerationError, ImportError, FileNotFoundError) as exc:
-        raise OpenAIError(503, f"generator not available: {exc}") from None
     return JSONResponse(completion(result, body.model, created))
 
 
