@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Coroutine, Iterator, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -140,6 +140,83 @@ class ChatRequest(BaseModel):
     scope: ScopeRequest | None = Field(None, description="Narrows the key's scope, as on /ask.")
     method: Method | None = Field(None, description="Retrieval method (default: the configured one).")
     k: int | None = Field(None, ge=1, description="Chunks passed to the context (default: the configured k).")
+
+
+class ErrorDetail(BaseModel):
+    message: str
+    type: str
+    param: str | None = Field(None, description="The request field at fault (``messages[1].role``), if one is.")
+    code: str | None = Field(None, description="``invalid_api_key``, ``model_not_found``, ``rate_limit_exceeded``.")
+
+
+class ErrorOut(BaseModel):
+    """OpenAI's error shape."""
+
+    error: ErrorDetail
+
+
+class CitationOut(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    chunk_id: str
+    doc_id: str
+    title: str
+    source: str = Field(description="The document's file.")
+    location: str
+
+
+class ExtraOut(BaseModel):
+    """evidencedesk's own part of a completion (and of the last chunk of a stream)."""
+
+    trace_id: str
+    abstained: bool
+    abstain_reason: str
+    citations: list[CitationOut] = Field(description="Each cited chunk, in the order of its first marker.")
+
+
+class AnswerMessage(BaseModel):
+    role: Literal["assistant"]
+    content: str = Field(description="The answer with a [chunk id] marker after each sentence, or the abstention.")
+    refusal: None = None
+
+
+class ChoiceOut(BaseModel):
+    index: int
+    message: AnswerMessage
+    finish_reason: Literal["stop"]
+    logprobs: None = None
+
+
+class ChatCompletionOut(BaseModel):
+    """A ``chat.completion``; with ``stream: true``, ``chat.completion.chunk`` server-sent events instead."""
+
+    id: str
+    object: Literal["chat.completion"]
+    created: int
+    model: str
+    choices: list[ChoiceOut]
+    evidencedesk: ExtraOut
+
+
+class ModelOut(BaseModel):
+    id: str
+    object: Literal["model"]
+    created: int
+    owned_by: str
+
+
+class ModelList(BaseModel):
+    object: Literal["list"]
+    data: list[ModelOut]
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorOut, "description": "Bad input: no messages, a last message not the user's, a bad field."},
+    401: {"model": ErrorOut, "description": "No key (when anonymous access is off), or a malformed or unknown key."},
+    403: {"model": ErrorOut, "description": "A scope the key may not ask for."},
+    404: {"model": ErrorOut, "description": "An unknown model (code model_not_found)."},
+    429: {"model": ErrorOut, "description": "The key's rate or cost limit (Retry-After says when to retry)."},
+}
 
 
 def model_ids(state: ServiceState) -> list[str]:
@@ -272,7 +349,14 @@ def answer(state: ServiceState, caller: Caller, body: ChatRequest, question: str
     return out
 
 
-@router.post("/v1/chat/completions", response_model=None)
+@router.post(
+    "/v1/chat/completions",
+    response_model=None,
+    responses={
+        200: {"model": ChatCompletionOut, "content": {"text/event-stream": {}}, "description": "The answer."},
+        **ERRORS,
+    },
+)
 def chat_completions(body: ChatRequest, state: StateDep, caller: CallerDep) -> Response:
     """Answer the last user message from the documents inside the key's scope, as ``POST /ask`` does."""
     generator = generator_for(state, body.model)
@@ -290,7 +374,7 @@ def chat_completions(body: ChatRequest, state: StateDep, caller: CallerDep) -> R
     return JSONResponse(completion(result, body.model, created))
 
 
-@router.get("/v1/models", response_model=None)
+@router.get("/v1/models", response_model=None, responses={200: {"model": ModelList}, 401: ERRORS[401]})
 def list_models(state: StateDep, caller: CallerDep) -> Response:
     """The model ids ``/v1/chat/completions`` accepts: one per enabled generator, and ``evidencedesk``."""
     del caller  # a key is checked as on every data route
