@@ -98,7 +98,7 @@ class OpenAIRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
-        async def answer(request: Request) -> Response:
+        async def respond(request: Request) -> Response:
             try:
                 return await handler(request)
             except OpenAIError as exc:
@@ -112,7 +112,7 @@ class OpenAIRoute(APIRoute):
             except TooLargeForMemory as exc:
                 return error_response(413, str(exc))
 
-        return answer
+        return respond
 
 
 router = APIRouter(tags=["openai"], route_class=OpenAIRoute)
