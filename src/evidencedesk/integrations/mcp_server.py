@@ -16,7 +16,7 @@ from typing import Any
 
 from evidencedesk.errors import AccessError, GenerationError
 from evidencedesk.server.access import Caller, request_scope
-from evidencedesk.server.models import Method
+from evidencedesk.server.models import Method, ScopeRequest
 from evidencedesk.server.state import ServiceState
 
 INSTRUCTIONS = (
@@ -27,11 +27,11 @@ INSTRUCTIONS = (
 )
 
 
-def _scope_of(caller: Caller, scope: dict[str, Any] | None) -> Any:
+def _scope_of(caller: Caller, scope: ScopeRequest | None) -> Any:
     from mcp.server.mcpserver.exceptions import ToolError
 
     try:
-        return request_scope(caller, scope)
+        return request_scope(caller, scope.model_dump(exclude_unset=True) if scope is not None else None)
     except AccessError as exc:
         raise ToolError(exc.message) from None
     except (ValueError, TypeError) as exc:
@@ -62,7 +62,7 @@ def build_server(state: ServiceState, caller: Caller) -> Any:
 
     @server.tool()
     def search(
-        query: str, k: int | None = None, method: Method | None = None, scope: dict[str, Any] | None = None
+        query: str, k: int | None = None, method: Method | None = None, scope: ScopeRequest | None = None
     ) -> list[dict[str, Any]]:
         """Rank the stored chunks for `query` (best first): each with its chunk id, document, title,
         source, location, metadata and text. `k` results (default: the configured k); `method` one of
@@ -77,7 +77,7 @@ def build_server(state: ServiceState, caller: Caller) -> Any:
 
     @server.tool()
     def ask(
-        question: str, k: int | None = None, method: Method | None = None, scope: dict[str, Any] | None = None
+        question: str, k: int | None = None, method: Method | None = None, scope: ScopeRequest | None = None
     ) -> dict[str, Any]:
         """Answer `question` from the documents: the answer carries a [chunk id] after every sentence
         (`citations` lists them with their documents), or abstains with `abstain_reason`. `k` chunks go
