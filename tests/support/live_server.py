@@ -31,7 +31,9 @@ def live_service(store: Path, service: dict[str, Any], settings: Settings | None
     thread.start()
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60  # a limit for a service that never starts, not a speed check
+        # a limit for a service that never starts, not a speed check: its start compiles the search kernel
+        # (numba) when its cache is stale, which takes minutes on a loaded machine
+        deadline = time.monotonic() + 600
         while True:
             if not thread.is_alive():
                 raise RuntimeError("the service stopped while starting")

@@ -32,7 +32,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from evidencedesk.errors import GenerationError, TooLargeForMemory
+from evidencedesk.errors import ConfigError, EvidencedeskError, GenerationError, RequestRefused, http_status
 from evidencedesk.server.access import Caller
 from evidencedesk.server.deps import CallerDep, StateDep, check_candidates, check_k, check_text, scope_for
 from evidencedesk.server.models import Method, ScopeRequest
@@ -91,6 +91,9 @@ def _validation_message(errors: Any) -> tuple[str, str | None]:
     return (f"{param}: {text}" if param else text), (param or None)
 
 
+_CODES = {401: "invalid_api_key", 429: "rate_limit_exceeded"}
+
+
 class OpenAIRoute(APIRoute):
     """A route whose every refusal, from its dependencies (the API key, the rate limit) and its body
     validation included, is answered in OpenAI's error shape instead of FastAPI's ``{"detail": ...}``."""
@@ -104,13 +107,15 @@ class OpenAIRoute(APIRoute):
             except OpenAIError as exc:
                 return error_response(exc.status, exc.message, exc.param, exc.code)
             except StarletteHTTPException as exc:
-                code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(exc.status_code)
-                return error_response(exc.status_code, str(exc.detail), None, code, exc.headers)
+                return error_response(exc.status_code, str(exc.detail), None, _CODES.get(exc.status_code), exc.headers)
             except RequestValidationError as exc:
                 message, param = _validation_message(exc.errors())
                 return error_response(400, message, param)
-            except TooLargeForMemory as exc:
-                return error_response(413, str(exc))
+            except (EvidencedeskError, ValueError) as exc:  # the status errors.ERROR_TABLE gives it, as elsewhere
+                status = http_status(exc)
+                message = exc.message if isinstance(exc, RequestRefused) else str(exc)
+                headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+                return error_response(status, message, None, _CODES.get(status), headers)
 
         return respond
 
@@ -233,7 +238,7 @@ def generator_for(state: ServiceState, model: str) -> str:
         )
     try:
         return state.generator_name(None if model == MODEL else model.removeprefix(f"{MODEL}-"))
-    except ValueError as exc:
+    except ConfigError as exc:
         raise OpenAIError(400, str(exc), "model") from None
 
 
@@ -340,8 +345,6 @@ def answer(state: ServiceState, caller: Caller, body: ChatRequest, question: str
         out = state.desk.ask(
             question, scope, generator=generator, method=body.method, k=k, candidates=candidates, save=False
         )
-    except ValueError as exc:
-        raise OpenAIError(400, str(exc)) from None
     except (ImportError, FileNotFoundError, GenerationError) as exc:
         raise OpenAIError(503, f"generator not available: {exc}") from None
     state.store.save_trace(out["trace_id"], out, owner=caller.name, keep=state.service.trace_retention)
