@@ -14,7 +14,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from evidencedesk.errors import AccessError, GenerationError
+from evidencedesk.errors import AccessError, EvidencedeskError, GenerationError
 from evidencedesk.server.access import Caller, request_scope
 from evidencedesk.server.models import Method, ScopeRequest
 from evidencedesk.server.state import ServiceState
@@ -72,7 +72,7 @@ def build_server(state: ServiceState, caller: Caller) -> Any:
         the_scope = _scope_of(caller, scope)
         try:
             return state.desk.search_rows(query, k or state.settings.retrieval.k, method, the_scope)
-        except ValueError as exc:
+        except (EvidencedeskError, ValueError) as exc:  # a bad argument, or what the store could not do
             raise ToolError(str(exc)) from None
 
     @server.tool()
@@ -85,11 +85,12 @@ def build_server(state: ServiceState, caller: Caller) -> Any:
         _check(state, question, "question", k)
         the_scope = _scope_of(caller, scope)
         try:
-            out = state.desk.ask(question, the_scope, method=method, k=k, save=False)
-        except ValueError as exc:
-            raise ToolError(str(exc)) from None
+            generator = state.generator_name(None)  # the configured one, if the keys file enables it (as /ask)
+            out = state.desk.ask(question, the_scope, generator=generator, method=method, k=k, save=False)
         except (ImportError, FileNotFoundError, GenerationError) as exc:
             raise ToolError(f"generator not available: {exc}") from None
+        except (EvidencedeskError, ValueError) as exc:
+            raise ToolError(str(exc)) from None
         state.store.save_trace(out["trace_id"], out, owner=caller.name, keep=state.service.trace_retention)
         sources = out.get("sources") or {}
         return {
