@@ -221,6 +221,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     403: {"model": ErrorOut, "description": "A scope the key may not ask for."},
     404: {"model": ErrorOut, "description": "An unknown model (code model_not_found)."},
     429: {"model": ErrorOut, "description": "The key's rate or cost limit (Retry-After says when to retry)."},
+    # a malformed body is a 400 here too (never FastAPI's 422), so no 422 is listed
+    "4XX": {"model": ErrorOut, "description": "Any other refusal, in the same shape."},
 }
 
 
