@@ -39,10 +39,11 @@ $(BASE): pyproject.toml
 
 # Everything the full test suite exercises: cross-encoder (torch CPU), PostgreSQL client, Office
 # readers, OCR (pytesseract; the OCR test runs where the system's tesseract is installed),
+# the MCP SDK and the LangChain and LlamaIndex cores (integrations),
 # llama.cpp + SmolLM2 (built from source, about 5 minutes the first time), Chromium for browser tests.
 $(FULL): $(BASE) scripts/install-llm.sh
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev,rerank,postgres,office,ocr]'
+	$(PY) -m pip install --quiet -e '.[dev,rerank,postgres,office,ocr,mcp,langchain,llamaindex]'
 	bash scripts/install-llm.sh
 	bash scripts/install-chromium.sh
 	touch $(FULL)

@@ -48,6 +48,10 @@ BODIES: dict[str, list[dict[str, Any]]] = {
         {"question_id": "q-d11", "method": "bm25"},
     ],
     "/lab/ask": [{"query": QUERY, "method": "bm25", "k": 10, "scope": SCOPE_ALL}],
+    "/v1/chat/completions": [
+        {"model": "evidencedesk", "messages": [{"role": "user", "content": QUERY}], "scope": SCOPE_ALL},
+        {"model": "evidencedesk", "messages": [{"role": "user", "content": QUERY}], "stream": True},
+    ],
 }
 
 

@@ -23,7 +23,15 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from evidencedesk.config import Settings
 from evidencedesk.desk import Desk
 from evidencedesk.errors import EvidencedeskError, RequestRefused, http_status
-from evidencedesk.server import routes_eval, routes_ingest, routes_lab, routes_ops, routes_query, routes_records
+from evidencedesk.server import (
+    routes_eval,
+    routes_ingest,
+    routes_lab,
+    routes_openai,
+    routes_ops,
+    routes_query,
+    routes_records,
+)
 from evidencedesk.server.limits import JsonTooLarge, upload_limit
 from evidencedesk.server.settings import ServiceSettings, no_keys_file
 from evidencedesk.server.state import ServiceState
@@ -96,7 +104,7 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
 
     app.add_middleware(JsonTooLarge, limit_for=body_limit)
     # bodies are counted while they stream in, not taken from Content-Length (FastAPI's max_body_size)
-    for module in (routes_ops, routes_records, routes_query, routes_eval, routes_lab):
+    for module in (routes_ops, routes_records, routes_query, routes_eval, routes_lab, routes_openai):
         app.include_router(module.router, max_body_size=state.service.max_body_bytes)
     app.include_router(routes_ingest.router, max_body_size=upload_limit(state.service))
     app.mount("/", StaticFiles(directory=STATIC, html=True), name="lab")

@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from evidencedesk.server.settings import CostSpec, LimitSpec, ServiceSettings
 
 # the limited routes by path prefix, and the name of their entry in ``CostSpec``
-LIMITED = (("/ask", "ask"), ("/eval", "eval"), ("/lab/", "lab"), ("/ingest", "ingest"))
+LIMITED = (("/ask", "ask"), ("/v1/chat/completions", "ask"), ("/eval", "eval"), ("/lab/", "lab"), ("/ingest", "ingest"))
 
 
 def route_cost(method: str, path: str, costs: CostSpec) -> int | None:

@@ -1,0 +1,80 @@
+"""``evidencedesk mcp``: the Model Context Protocol server (stdio) over one store, inside one key's scope."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evidencedesk.cli.app import ConfigOpt, StoreOpt, app, fail, load_config, open_desk, store_label
+
+KEY_ENV = "EVIDENCEDESK_API_KEY"
+
+
+@app.command()
+def mcp(
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+    keys: Annotated[
+        Path | None,
+        typer.Option("--keys", help="Service settings YAML (as for serve): API keys and scopes, anonymous access."),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            envvar=KEY_ENV,
+            show_envvar=True,
+            help="The API key whose scope every tool call runs in, looked up in --keys (or set "
+            "EVIDENCEDESK_API_KEY). Default: no key, the anonymous scope of the keys file.",
+        ),
+    ] = None,
+    anonymous_tenant: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--anonymous-tenant",
+            help="A tenant the anonymous scope may see (repeatable); needed without a key when the store "
+            "holds several tenants.",
+        ),
+    ] = None,
+) -> None:
+    """Serve search, ask and get_chunk as Model Context Protocol tools over stdin/stdout, inside one
+    API key's scope (needs the package's mcp extra). Nothing else is written to stdout."""
+    from evidencedesk.errors import AccessError, ConfigError, StoreError
+    from evidencedesk.server.settings import load_service_settings
+    from evidencedesk.server.state import ServiceState
+
+    try:
+        import mcp as _sdk  # noqa: F401 - only to say clearly what is missing
+    except ImportError:
+        fail("the MCP server needs the mcp package: install the mcp extra (pip install 'evidencedesk[mcp]')", 1)
+    from evidencedesk.integrations.mcp_server import serve_stdio
+
+    settings = load_config(config)
+    try:
+        service = load_service_settings(keys)
+        if anonymous_tenant:
+            scope = service.anonymous_scope.model_copy(update={"tenants": list(anonymous_tenant)})
+            service = service.model_copy(update={"anonymous_scope": scope})
+    except ConfigError as exc:
+        fail(str(exc), 2)
+    location = store if store is not None else settings.store
+    label = store_label(location)
+    try:
+        desk = open_desk(settings, location)
+    except (StoreError, OSError) as exc:  # name the store, never a password
+        fail(f"cannot open store {label}: {str(exc).replace(location, label)}")
+    try:
+        state = ServiceState(desk, settings, service)
+    except ConfigError as exc:  # secure defaults refused these settings for this store
+        fail(str(exc), 2)
+    try:
+        caller = state.keys.identify(api_key)
+    except AccessError as exc:
+        state.close()
+        fail(f"--api-key (or {KEY_ENV}): {exc.message}", 2)
+    try:
+        serve_stdio(state, caller)
+    finally:
+        state.close()
