@@ -16,6 +16,7 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request, Response
 from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -27,6 +28,7 @@ from evidencedesk.server import routes_eval, routes_ingest, routes_lab, routes_o
 from evidencedesk.server.limits import JsonTooLarge, upload_limit
 from evidencedesk.server.settings import ServiceSettings, no_keys_file
 from evidencedesk.server.state import ServiceState
+from evidencedesk.server.validation import validation_failed
 
 STATIC = Path(__file__).resolve().parent / "static"
 
@@ -80,6 +82,8 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
             limit = upload_limit(state.service) if request.url.path == "/ingest" else state.service.max_body_bytes
             exc = StarletteHTTPException(413, f"request body larger than {limit} bytes", exc.headers)
         return await http_exception_handler(request, exc)
+
+    app.add_exception_handler(RequestValidationError, validation_failed)  # NaN and Infinity echoed as names
 
     @app.exception_handler(TooLargeForMemory)
     async def too_large(request: Request, exc: TooLargeForMemory) -> Response:
