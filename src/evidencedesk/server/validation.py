@@ -3,7 +3,7 @@
 FastAPI's own handler echoes each offending value back, and a value such as ``NaN`` or ``Infinity``
 (which Python's JSON reader accepts) cannot be written as JSON, so the answer itself failed with a
 500. Here every echoed value is made JSON-safe first: non-finite numbers become their names, bytes
-are decoded with replacement, and long values are cut short.
+are decoded with replacement, lone surrogates replaced, and long values are cut short.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ def json_safe(value: Any, depth: int = 0) -> Any:
         )
     if isinstance(value, bytes | bytearray):
         value = bytes(value).decode("utf-8", errors="replace")
-    if isinstance(value, str):
+    if isinstance(value, str):  # a lone surrogate (``"\\ud800"`` in JSON) cannot be written as UTF-8
+        value = value.encode("utf-8", errors="replace").decode("utf-8")
         return value if len(value) <= ECHO_CHARS else value[:ECHO_CHARS] + "..."
     if isinstance(value, dict):
         return {str(json_safe(k, depth + 1)): json_safe(v, depth + 1) for k, v in list(value.items())[:50]}
@@ -42,13 +43,8 @@ def json_safe(value: Any, depth: int = 0) -> Any:
     return json_safe(str(value), depth + 1)
 
 
-def _error(error: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in error.items() if k not in ("input", "ctx", "url")}
-    if "input" in error:
-        out["input"] = json_safe(error["input"])
-    if isinstance(error.get("ctx"), dict):
-        out["ctx"] = json_safe(error["ctx"])
-    return out
+def _error(error: dict[str, Any]) -> Any:
+    return json_safe({k: v for k, v in error.items() if k != "url"})  # loc may hold a caller's field names
 
 
 async def validation_failed(request: Request, exc: Exception) -> JSONResponse:
