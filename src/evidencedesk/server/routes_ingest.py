@@ -21,12 +21,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from evidencedesk.config import ChunkerSettings
+from evidencedesk.errors import StoreError
 from evidencedesk.server.deps import CallerDep, StateDep, refuse
 from evidencedesk.server.models import IngestPathRequest, IngestReportOut
-from evidencedesk.server.paths import PathRefused, check_files, inside_root, upload_name, without_paths
+from evidencedesk.server.paths import PathRefused, check_files, inside_root, upload_name
 from evidencedesk.server.state import ServiceState
-from evidencedesk.server.write_scope import WriteRefused, check_writes, visible_report
-from evidencedesk.store import StoreError
+from evidencedesk.server.write_scope import check_writes, visible_report
 
 router = APIRouter(tags=["ingest"])
 UPLOADS = "uploads"
@@ -84,15 +84,12 @@ async def _stage_uploads(state: ServiceState, request: Request) -> tuple[Path, C
     if isinstance(raw, str) and raw.strip():
         try:
             chunker = ChunkerSettings.model_validate(json.loads(raw))
-        except (ValueError, ValidationError) as exc:
+        except (json.JSONDecodeError, ValidationError) as exc:
             refuse(400, f"chunker: {exc}")
-    try:  # every name is checked before anything is written
-        names = [upload_name(f.filename) for f in files]
-        twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
-        if twice is not None:
-            raise PathRefused(400, f"upload: file name {twice!r} appears twice")
-    except PathRefused as exc:
-        refuse(exc.status, exc.message)
+    names = [upload_name(f.filename) for f in files]  # every name is checked before anything is written
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise PathRefused(400, f"upload: file name {twice!r} appears twice")
     staging = state.store_path / UPLOADS / uuid.uuid4().hex
     staging.mkdir(parents=True)
     try:
@@ -101,10 +98,7 @@ async def _stage_uploads(state: ServiceState, request: Request) -> tuple[Path, C
             if len(data) > limit:
                 raise PathRefused(413, f"upload: {name!r} is larger than {limit} bytes")
             (staging / name).write_bytes(data)
-    except PathRefused as exc:
-        shutil.rmtree(staging, ignore_errors=True)
-        refuse(exc.status, exc.message)
-    except BaseException:  # a failed write or a client gone mid-upload: nothing staged may stay
+    except BaseException:  # a refused or failed write, or a client gone mid-upload: nothing staged may stay
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return staging, chunker, embed
@@ -113,17 +107,14 @@ async def _stage_uploads(state: ServiceState, request: Request) -> tuple[Path, C
 async def _json_folder(state: ServiceState, request: Request) -> tuple[Path, ChunkerSettings | None, bool]:
     try:
         body = IngestPathRequest.model_validate(await request.json())
-    except (ValueError, ValidationError) as exc:
+    except (json.JSONDecodeError, ValidationError) as exc:
         refuse(422, f"body: {exc}")
     root = state.service.ingest_root
-    try:
-        folder = inside_root(root, body.path)
-        if not folder.is_dir():
-            raise PathRefused(400, f"path: {body.path!r} is not a folder")
-        assert root is not None  # inside_root refused a missing root already
-        check_files(root, folder)
-    except PathRefused as exc:
-        refuse(exc.status, exc.message)
+    folder = inside_root(root, body.path)
+    if not folder.is_dir():
+        raise PathRefused(400, f"path: {body.path!r} is not a folder")
+    assert root is not None  # inside_root refused a missing root already
+    check_files(root, folder)
     return folder, body.chunker, body.embed
 
 
@@ -152,10 +143,8 @@ async def ingest(request: Request, state: StateDep, caller: CallerDep) -> dict[s
 
     try:
         return await run_in_threadpool(checked_ingest)
-    except WriteRefused as exc:
-        refuse(403, without_paths(str(exc), folder, state.service.ingest_root, state.store_path))
-    except (StoreError, NotADirectoryError) as exc:
-        refuse(409, without_paths(str(exc), folder, state.service.ingest_root, state.store_path))
+    except NotADirectoryError as exc:  # the folder went away: as a store that cannot be written (409)
+        raise StoreError(str(exc)) from None
     finally:
         if staged:
             shutil.rmtree(folder, ignore_errors=True)
