@@ -26,7 +26,7 @@ def test_search_respects_the_default_scope(desk: Desk) -> None:
     assert found, "expected public chunks sharing a word with the query"
     assert all(c.chunk.metadata.audience == "public" and c.chunk.metadata.status == "current" for c in found)
     wider = desk.search("goodwill refund store manager discount code", k=5, scope={"audiences": ["public", "staff"]})
-    assert any(c.chunk.doc_id == "kc-staff-goodwill" for c in wider)
+    assert any(c.chunk.doc_id == "kestrel:kc-staff-goodwill" for c in wider)
 
 
 def test_ask_cites_only_what_it_was_shown(desk: Desk) -> None:

@@ -66,14 +66,14 @@ def test_ingest_updates_the_snapshot_and_a_bare_store_ingest_makes_it_stale(tmp_
         assert desk.snapshot_status().startswith("snapshot of build 2, ")
         assert desk.searcher_label("bm25").startswith("snapshot-")
         hits = desk.search("stem bolt torque", k=5, method="bm25")
-        assert hits and all(c.chunk.doc_id != "kc-torque-chart" for c in hits)
+        assert hits and all(c.chunk.doc_id != "kestrel:kc-torque-chart" for c in hits)
     with Store(tmp_path / "store") as store:  # an ingest that does not go through the Desk
         shutil.copy(KESTREL / "docs" / "torque.md", docs / "torque.md")
         store.ingest(docs, ChunkingConfig())
     with Desk(tmp_path / "store") as desk:
         assert "the store is at build 3" in desk.snapshot_status()
         hits = desk.search("stem bolt torque", k=5, method="bm25")
-        assert hits[0].chunk.doc_id == "kc-torque-chart"
+        assert hits[0].chunk.doc_id == "kestrel:kc-torque-chart"
         assert not desk.searcher_label("bm25").startswith("snapshot-")
         desk.write_index(dense=False)  # brings it up to date with one new segment
         assert desk.snapshot_status().startswith("snapshot of build 3, ")

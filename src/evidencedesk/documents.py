@@ -6,9 +6,10 @@ Each has ``to_dict``/``from_dict`` so it can be stored, sent as JSON and read ba
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from typing import Any
+from urllib.parse import quote
 
 STATUSES = ("current", "superseded", "draft")
 CHUNK_KINDS = ("text", "table", "code")
@@ -241,6 +242,32 @@ class Chunk:
             parent_id=d.get("parent_id"),
             parent_text=d.get("parent_text"),
         )
+
+
+def tenant_prefix(tenant: str) -> str:
+    """What a tenant's document ids start with (before ``:``): the tenant, percent-encoded where it holds
+    anything but letters, digits and ``._-~`` (so a tenant holding ``:`` or spaces still cannot collide)."""
+    return quote(tenant, safe="")
+
+
+def stored_id(doc_id: str, tenant: str) -> str:
+    """The id a document of ``tenant`` is stored, retrieved and cited under: ids are scoped by tenant.
+
+    A document of the ``default`` tenant keeps its own id (a store of one tenant reads as it always
+    did); any other tenant's is ``<tenant>:<id>``. A document's own id may not hold ``:``, so two
+    tenants' ids never meet: one tenant can neither overwrite, block nor detect another's id. An id
+    that already carries its tenant's prefix is returned as it is.
+    """
+    if tenant == DEFAULT_TENANT:
+        return doc_id
+    prefix = tenant_prefix(tenant) + ":"
+    return doc_id if doc_id.startswith(prefix) else prefix + doc_id
+
+
+def tenant_scoped(doc: Document) -> Document:
+    """``doc`` under its :func:`stored_id` (the same object when that is already its id)."""
+    scoped = stored_id(doc.id, doc.metadata.tenant)
+    return doc if scoped == doc.id else replace(doc, id=scoped)
 
 
 def chunk_id(doc_id: str, n: int) -> str:

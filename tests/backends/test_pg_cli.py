@@ -57,8 +57,8 @@ def test_ingest_docs_search_ask_eval_on_postgres(
     assert code == 0, err
     docs = json.loads(out)
     assert len(docs) == 18 and sum(d["n_chunks"] for d in docs) == report["n_chunks"]
-    code, out, _ = run("chunks", "kc-returns-v3", *store, "--json")
-    assert code == 0 and json.loads(out)[0]["id"] == "kc-returns-v3:c0"
+    code, out, _ = run("chunks", "kestrel:kc-returns-v3", *store, "--json")
+    assert code == 0 and json.loads(out)[0]["id"] == "kestrel:kc-returns-v3:c0"
 
     code, out, err = run("search", "stem bolt torque", *store, "--json", "--k", "3")
     assert code == 0, err
@@ -69,7 +69,7 @@ def test_ingest_docs_search_ask_eval_on_postgres(
     code, out, err = run("ask", "How many days do I have to return an item?", *store, "--json")
     assert code == 0, err
     answer = json.loads(out)
-    assert not answer["abstained"] and {c.split(":")[0] for c in answer["citations"]} == {"kc-returns-v3"}
+    assert not answer["abstained"] and {c.rpartition(":")[0] for c in answer["citations"]} == {"kestrel:kc-returns-v3"}
     code, out, _ = run("trace", answer["trace_id"], *store, "--json")
     assert code == 0 and json.loads(out)["answer"] == answer["answer"]
 

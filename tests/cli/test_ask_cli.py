@@ -50,12 +50,12 @@ def test_json_keys_and_the_stored_trace(store: Path) -> None:
 def test_stale_conflict_cites_only_the_current_policy(store: Path) -> None:
     question = "How many days after delivery can items be sent back?"
     out = ask_json(store, question)
-    assert {cid.split(":")[0] for cid in out["citations"]} == {"kc-returns-v3"}
+    assert {cid.rpartition(":")[0] for cid in out["citations"]} == {"kestrel:kc-returns-v3"}
     assert all(c["metadata"]["status"] == "current" for c in out["retrieved"])
     assert "60" not in out["answer"]
     # Without the status and date filter the superseded policy competes for the same question.
     history = ask_json(store, question, "--status", "current", "--status", "superseded", "--valid-at", "any")
-    assert "kc-returns-v2" in {c["doc_id"] for c in history["retrieved"]}
+    assert "kestrel:kc-returns-v2" in {c["doc_id"] for c in history["retrieved"]}
 
 
 def test_unanswerable_question_abstains(store: Path) -> None:
@@ -66,7 +66,7 @@ def test_unanswerable_question_abstains(store: Path) -> None:
 def test_torque_table_row(store: Path) -> None:
     out = ask_json(store, "What torque do the crank arm bolts need on a large frame?")
     assert "| Crank arm bolts | 12 Nm | 14 Nm |" in out["answer"]
-    assert any(cid.startswith("kc-torque-chart:") for cid in out["citations"])
+    assert any(cid.startswith("kestrel:kc-torque-chart:") for cid in out["citations"])
     cited = out["citations"][0]
     assert out["sources"][cited]["source"].endswith("torque.md")
 

@@ -46,7 +46,7 @@ def test_jsonl_manifest_and_sidecar_on_any_format(tmp_path: Path, text_pdf: Call
     _write(tmp_path / "_manifest.jsonl", json.dumps({"path": "report.pdf", "tenant": "globex", "id": "q1"}) + "\n")
     _write(tmp_path / "report.pdf.meta.yaml", "status: superseded\nowner: finance\n")
     doc = parse_folder(tmp_path).documents[0]
-    assert doc.id == "q1" and doc.metadata.tenant == "globex" and doc.metadata.status == "superseded"
+    assert doc.id == "globex:q1" and doc.metadata.tenant == "globex" and doc.metadata.status == "superseded"
     assert doc.metadata.extra["owner"] == "finance"
 
 
@@ -90,11 +90,11 @@ def test_a_change_to_metadata_alone_reindexes_the_document(tmp_path: Path) -> No
         assert report.updated == ["policy"] and report.unchanged == ["other"]
         assert {c.metadata.status for c in store.chunks("policy")} == {"superseded"}
         _write(folder / "_meta.yaml", "tenant: acme\n")
-        report = store.ingest(folder, config)
-        assert sorted(report.updated) == ["other", "policy"]
+        report = store.ingest(folder, config)  # ids are scoped by tenant: a new tenant is a new document
+        assert sorted(report.added) == ["acme:other", "acme:policy"] and sorted(report.removed) == ["other", "policy"]
         assert {c.metadata.tenant for c in store.chunks()} == {"acme"}
         report = store.ingest(folder, config)
-        assert report.updated == [] and sorted(report.unchanged) == ["other", "policy"]
+        assert report.updated == [] and sorted(report.unchanged) == ["acme:other", "acme:policy"]
 
 
 def test_email_messages_take_subject_sender_date_and_outside_metadata(tmp_path: Path) -> None:

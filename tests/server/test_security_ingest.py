@@ -1,5 +1,6 @@
-"""Scoped writes: a key may not upload another tenant's document, nor reuse another tenant's id,
-and a refused upload leaves that tenant's stored documents and chunks byte for byte as they were."""
+"""Scoped writes: a key may not upload another tenant's document, and a refused upload leaves that
+tenant's stored documents and chunks byte for byte as they were. (Reusing another tenant's id is no
+attack: ids are scoped by tenant, see test_security_hostile.py.)"""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from evidencedesk.store import DB_NAME
+from evidencedesk.store.schema import SCHEMA_VERSION
 from tests.support.security import auth, build_store, doc_id, note, service_settings, write_labels
 from tests.support.server import make_client
 
@@ -35,8 +37,6 @@ def world(tmp_path: Path) -> tuple[TestClient, Path]:
 ATTACKS = {
     # a tenant-A document that claims tenant B
     "claims another tenant": note("acme", "public", claim=("globex", "public"), ident="acme-new"),
-    # a document of the key's own tenant that reuses a tenant-B id (would overwrite it)
-    "reuses another tenant's id": note("acme", "public", ident=doc_id("globex", "staff")),
     # an audience the key may not write
     "claims a wider audience": note("acme", "public", claim=("acme", "board"), ident="acme-board"),
 }
@@ -67,7 +67,7 @@ def test_the_check_can_fail_an_allowed_upload_changes_the_store(world: tuple[Tes
     text = note("acme", "staff", extra="Updated terms.")  # the key's own tenant and audience, its own id
     r = client.post("/ingest", files=[("files", ("d01.md", text, "text/markdown"))], headers=auth("acme-staff"))
     assert r.status_code == 200, r.text
-    assert r.json()["updated"] == [doc_id("acme", "staff")]
+    assert r.json()["updated"] == [f"acme:{doc_id('acme', 'staff')}"]
     assert dump(store, "acme") != before
     # the report counts only what the key sees (acme, public and staff): never another tenant's documents
     assert r.json()["n_documents"] == 2
@@ -105,4 +105,4 @@ def test_an_embedded_store_of_version_1_gains_owner_columns(tmp_path: Path) -> N
         assert [t["query"] for t in db.traces(owner="k")] == ["r"]
         assert db.save_eval_run({"m": 1}, owner="k") and len(db.eval_runs(owner="k")) == 1
     with sqlite3.connect(tmp_path / "s" / DB_NAME) as conn:
-        assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == 2
+        assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION

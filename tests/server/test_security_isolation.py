@@ -204,7 +204,7 @@ def test_a_trace_is_rechecked_against_current_metadata(tmp_path: Path) -> None:
     with make_client(store, service_settings(labels)) as client:
         r = client.post("/ask", json=BODIES["/ask"][0], headers=auth("acme-public"))
         trace = r.json()
-        assert {c.split(":")[0] for c in trace["context"]} == {"d00"}
+        assert {c.rpartition(":")[0] for c in trace["context"]} == {"acme:d00"}
         assert client.get(f"/traces/{trace['trace_id']}", headers=auth("acme-public")).status_code == 200
         docs = tmp_path / "docs"
         (docs / "d00.md").write_text(note("acme", "public").replace("audience: public", "audience: staff"), "utf-8")

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.documents import stored_id
 from evidencedesk.retrieval.scope import Scope
 from tests.support.security import AUDIENCES, QUERY, TENANTS, doc_id, note, write_corpus
 
@@ -164,7 +165,7 @@ def test_per_tenant_statistics_in_postgres(stores: dict[str, PgStore]) -> None:
 
 def test_write_corpus_is_what_the_stores_hold(stores: dict[str, PgStore], tmp_path: Path) -> None:
     assert sorted(d.id for d in stores["shared"].documents()) == sorted(
-        p.stem for p in write_corpus(tmp_path / "c").iterdir()
+        stored_id(p.stem, TENANTS[int(p.stem[1])]) for p in write_corpus(tmp_path / "c").iterdir()
     )
 
 

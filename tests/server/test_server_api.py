@@ -16,8 +16,8 @@ from tests.support.server import ADMIN_KEY, AUDITOR_KEY, BENGALI_KEY, KEYS, PUBL
 
 DATA_ROUTES = [
     ("GET", "/documents", None),
-    ("GET", "/documents/kc-returns-v3", None),
-    ("GET", "/chunks/kc-returns-v3:c1", None),
+    ("GET", "/documents/kestrel:kc-returns-v3", None),
+    ("GET", "/chunks/kestrel:kc-returns-v3:c1", None),
     ("GET", "/traces", None),
     ("GET", "/metrics", None),
     ("GET", "/lab/questions", None),
@@ -68,16 +68,16 @@ def test_documents_and_chunks(client: TestClient, kestrel_store: Path) -> None:
     with Store(kestrel_store) as db:
         counts = db.chunk_counts()
     assert {d["id"]: d["n_chunks"] for d in docs} == {d["id"]: counts[d["id"]] for d in docs}
-    doc = client.get("/documents/kc-returns-v3").json()
+    doc = client.get("/documents/kestrel:kc-returns-v3").json()
     assert doc["metadata"]["status"] == "current" and "30 days" in doc["text"]
-    chunks = client.get("/documents/kc-returns-v3/chunks").json()
-    assert [c["id"] for c in chunks] == [f"kc-returns-v3:c{i}" for i in range(len(chunks))]
-    one = client.get("/chunks/kc-returns-v3:c1").json()
+    chunks = client.get("/documents/kestrel:kc-returns-v3/chunks").json()
+    assert [c["id"] for c in chunks] == [f"kestrel:kc-returns-v3:c{i}" for i in range(len(chunks))]
+    one = client.get("/chunks/kestrel:kc-returns-v3:c1").json()
     assert one == chunks[1]
     # The Bengali key sees only Bengali documents.
     bengali = client.get("/documents", headers=headers(BENGALI_KEY)).json()
     assert bengali and {d["metadata"]["lang"] for d in bengali} == {"bn"}
-    assert client.get("/chunks/kc-returns-v3:c1", headers=headers(BENGALI_KEY)).status_code == 404
+    assert client.get("/chunks/kestrel:kc-returns-v3:c1", headers=headers(BENGALI_KEY)).status_code == 404
 
 
 def test_bad_requests_name_the_problem(client: TestClient) -> None:
@@ -127,7 +127,7 @@ def test_metrics_count_queries_abstentions_and_stale_contexts(
     history = {"statuses": ["superseded"], "check_validity": False}
     r = c.post("/ask", json={"question": "How many days to return?", "method": "bm25", "scope": history},
                headers=headers(AUDITOR_KEY))  # fmt: skip
-    assert {x.split(":")[0] for x in r.json()["context"]} == {"kc-returns-v2"}
+    assert {x.rpartition(":")[0] for x in r.json()["context"]} == {"kestrel:kc-returns-v2"}
     assert c.get("/metrics", headers=ops).json()["stale_context_rate"] == 1 / 3
     text = c.get("/metrics", headers={"Accept": "text/plain", **ops})
     assert text.headers["content-type"].startswith("text/plain")

@@ -44,20 +44,20 @@ def test_upload_adds_documents_that_search_finds(ingesting: TestClient) -> None:
     r = ingesting.post("/ingest", files=files, data={"chunker": '{"name": "paragraph", "size": 80}'}, headers=STAFF)
     assert r.status_code == 200, r.text
     report = r.json()
-    assert set(report["added"]) >= {"kc-tyres"} and len(report["added"]) == 2 and report["removed"] == []
+    assert set(report["added"]) >= {"kestrel:kc-tyres"} and len(report["added"]) == 2 and report["removed"] == []
     # 20 documents are stored now; the report counts the 18 the staff key may see (not the superseded or draft)
     assert report["n_documents"] == 18
     hits = ingesting.post("/search", json={"query": "tubeless tyres psi", "k": 1}).json()
-    assert hits[0]["doc_id"] == "kc-tyres"
-    assert ingesting.get("/documents/kc-tyres").json()["path"] == "tyres.md"
+    assert hits[0]["doc_id"] == "kestrel:kc-tyres"
+    assert ingesting.get("/documents/kestrel:kc-tyres").json()["path"] == "tyres.md"
 
 
 def test_path_ingest_inside_the_root(ingesting: TestClient, layout: dict[str, Path]) -> None:
     r = ingesting.post("/ingest", json={"path": "docs"}, headers=STAFF)
     assert r.status_code == 200, r.text
-    assert r.json()["added"] == ["kc-loaner"]
+    assert r.json()["added"] == ["kestrel:kc-loaner"]
     absolute = ingesting.post("/ingest", json={"path": str(layout["root"] / "docs")}, headers=STAFF)
-    assert absolute.status_code == 200 and absolute.json()["unchanged"] == ["kc-loaner"]
+    assert absolute.status_code == 200 and absolute.json()["unchanged"] == ["kestrel:kc-loaner"]
 
 
 @pytest.mark.parametrize("path", ["../secret", "docs/../../secret", "/etc", "{secret}", "docs/../.."])
@@ -65,7 +65,7 @@ def test_paths_outside_the_root_are_refused(ingesting: TestClient, layout: dict[
     r = ingesting.post("/ingest", json={"path": path.format(secret=layout["secret"])}, headers=STAFF)
     assert r.status_code == 403, r.text
     assert "outside the allowed root" in r.json()["detail"]
-    assert ingesting.get("/documents/kc-secret", headers=STAFF).status_code == 404
+    assert ingesting.get("/documents/kestrel:kc-secret", headers=STAFF).status_code == 404
 
 
 def test_links_out_of_the_root_are_refused(ingesting: TestClient, layout: dict[str, Path]) -> None:
@@ -76,7 +76,7 @@ def test_links_out_of_the_root_are_refused(ingesting: TestClient, layout: dict[s
     (root / "docs" / "sneaky.md").symlink_to(secret / "secret.md")
     r = ingesting.post("/ingest", json={"path": "docs"}, headers=STAFF)
     assert r.status_code == 403 and "sneaky.md" in r.json()["detail"]
-    assert ingesting.get("/documents/kc-secret", headers=STAFF).status_code == 404
+    assert ingesting.get("/documents/kestrel:kc-secret", headers=STAFF).status_code == 404
 
 
 def test_other_refusals(ingesting: TestClient, store_copy: Path, client_for: Callable[..., TestClient]) -> None:
@@ -95,7 +95,8 @@ def test_other_refusals(ingesting: TestClient, store_copy: Path, client_for: Cal
         assert r.status_code == 400, (name, r.text)
     twice = [("files", ("a.md", b"# a", "text/plain")), ("files", ("a.md", b"# b", "text/plain"))]
     assert ingesting.post("/ingest", files=twice, headers=STAFF).status_code == 400
-    assert not any((store_copy / "uploads").iterdir())  # refused uploads leave nothing behind
+    uploads = store_copy / "uploads"  # names are checked before anything is staged
+    assert not uploads.exists() or not any(uploads.iterdir())  # refused uploads leave nothing behind
     no_root = client_for(store_copy)
     r = no_root.post("/ingest", json={"path": "docs"}, headers=STAFF)
     assert r.status_code == 403 and "disabled" in r.json()["detail"]

@@ -26,12 +26,15 @@ PROBES = [
     "Kestrel Riders Club loyalty points",
 ]
 # Request scopes that try to widen the key's scope.
+# the example documents a public key may not see (ids are scoped by tenant: kestrel)
+HIDDEN_DOCS = {"kestrel:kc-staff-goodwill", "kestrel:kc-returns-v2", "kestrel:kc-loyalty-draft"}
+
 WIDENING = [
     None,
     {"audiences": ["staff"]},
     {"audiences": ["public", "staff"], "statuses": ["current", "superseded", "draft"]},
     {"statuses": ["superseded"], "check_validity": False},
-    {"doc_ids": ["kc-staff-goodwill", "kc-returns-v2", "kc-loyalty-draft"]},
+    {"doc_ids": ["kestrel:kc-staff-goodwill", "kestrel:kc-returns-v2", "kestrel:kc-loyalty-draft"]},
 ]
 
 
@@ -53,7 +56,7 @@ def hidden(kestrel_store: Path) -> tuple[set[str], list[str]]:
     titles = {d.title for d in docs if not public.allows(d.metadata, d.id)} - {
         d.title for d in docs if public.allows(d.metadata, d.id)
     }
-    assert {c.doc_id for c in not_shown} >= {"kc-staff-goodwill", "kc-returns-v2", "kc-loyalty-draft"}
+    assert {c.doc_id for c in not_shown} >= HIDDEN_DOCS
     assert len(secrets) > 20  # the check below has something to find
     return {c.id for c in not_shown}, sorted(secrets | titles)
 
@@ -96,9 +99,9 @@ def test_lookups_of_hidden_records_are_404_like_missing_ones(
     hidden_ids, secrets = hidden
     listing = client.get("/documents", headers=PUBLIC)
     assert listing.status_code == 200 and listing.json()
-    assert {d["id"] for d in listing.json()}.isdisjoint({"kc-staff-goodwill", "kc-returns-v2", "kc-loyalty-draft"})
+    assert {d["id"] for d in listing.json()}.isdisjoint(HIDDEN_DOCS)
     assert_clean(listing.text, secrets, "/documents")
-    for doc_id in ("kc-staff-goodwill", "kc-returns-v2", "kc-loyalty-draft"):
+    for doc_id in sorted(HIDDEN_DOCS):
         for path in (f"/documents/{doc_id}", f"/documents/{doc_id}/chunks"):
             r = client.get(path, headers=PUBLIC)
             missing = client.get(path.replace(doc_id, "kc-no-such-doc"), headers=PUBLIC)
@@ -114,7 +117,7 @@ def test_lookups_of_hidden_records_are_404_like_missing_ones(
 def test_traces_made_by_a_wider_key_stay_hidden(client: TestClient, hidden: tuple[set[str], list[str]]) -> None:
     _, secrets = hidden
     staff = client.post("/ask", json={"question": PROBES[0], "method": "bm25"}, headers=headers(STAFF_KEY)).json()
-    assert "kc-staff-goodwill" in {c.split(":")[0] for c in staff["context"]}  # it does hold staff text
+    assert "kestrel:kc-staff-goodwill" in {c.rpartition(":")[0] for c in staff["context"]}  # it does hold staff text
     mine = client.post("/ask", json={"question": "How long is the warranty?", "method": "bm25"}, headers=PUBLIC).json()
     listed = client.get("/traces?limit=200", headers=PUBLIC)
     ids = {t["trace_id"] for t in listed.json()}
@@ -170,11 +173,14 @@ def test_a_request_scope_only_narrows(client: TestClient) -> None:
         json={
             "query": "return policy refund days",
             "k": 50,
-            "scope": {"doc_ids": ["kc-returns-v3", "kc-staff-goodwill"], "audiences": ["public", "staff"]},
+            "scope": {
+                "doc_ids": ["kestrel:kc-returns-v3", "kestrel:kc-staff-goodwill"],
+                "audiences": ["public", "staff"],
+            },
         },
         headers=PUBLIC,
     ).json()
-    assert narrowed and {r["doc_id"] for r in narrowed} == {"kc-returns-v3"}
+    assert narrowed and {r["doc_id"] for r in narrowed} == {"kestrel:kc-returns-v3"}
     assert {r["chunk_id"] for r in narrowed} < {r["chunk_id"] for r in everything}
     # A field the key pins to other values leaves nothing at all, never the other values.
     r = client.post(
@@ -187,4 +193,4 @@ def test_a_request_scope_only_narrows(client: TestClient) -> None:
     assert refused.status_code == 403 and "valid_at" in refused.json()["detail"]
     history = client.post("/search", json={**past, "scope": {"valid_at": "2025-06-01", "statuses": ["superseded"]}},
                           headers=headers(AUDITOR_KEY))  # fmt: skip
-    assert history.status_code == 200 and {r["doc_id"] for r in history.json()} == {"kc-returns-v2"}
+    assert history.status_code == 200 and {r["doc_id"] for r in history.json()} == {"kestrel:kc-returns-v2"}

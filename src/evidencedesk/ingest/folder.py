@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from evidencedesk.documents import Document
+from evidencedesk.documents import Document, tenant_scoped
 from evidencedesk.ingest.docx import parse_docx
 from evidencedesk.ingest.eml import parse_eml
 from evidencedesk.ingest.errors import IngestError
@@ -112,7 +112,7 @@ def parse_file(path: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES, root: P
         raw = read_limited(path, rel, max_bytes)
     except OSError as exc:
         raise IngestError(rel, f"cannot read file: {exc.strerror or exc}") from None
-    return with_outside_hash(parser(raw, rel, fields), fields)
+    return tenant_scoped(with_outside_hash(parser(raw, rel, fields), fields))  # ids are scoped by tenant
 
 
 def parse_folder(folder: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> FolderResult:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request, Response
 from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -33,8 +34,10 @@ from evidencedesk.server import (
     routes_records,
 )
 from evidencedesk.server.limits import JsonTooLarge, upload_limit
+from evidencedesk.server.paths import without_paths
 from evidencedesk.server.settings import ServiceSettings, no_keys_file
 from evidencedesk.server.state import ServiceState
+from evidencedesk.server.validation import validation_failed
 
 STATIC = Path(__file__).resolve().parent / "static"
 
@@ -89,10 +92,13 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
             exc = StarletteHTTPException(413, f"request body larger than {limit} bytes", exc.headers)
         return await http_exception_handler(request, exc)
 
+    app.add_exception_handler(RequestValidationError, validation_failed)  # NaN and Infinity echoed as names
+
     async def refuse_error(request: Request, exc: Exception) -> Response:
         """Every error the core raises, answered with its status from ``errors.ERROR_TABLE`` and its message."""
         status = http_status(exc)
         message = exc.message if isinstance(exc, RequestRefused) else str(exc)
+        message = without_paths(message, state.store_path, state.service.ingest_root)  # never a server path
         headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
         return JSONResponse({"detail": message}, status, headers=headers)
 

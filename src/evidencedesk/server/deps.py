@@ -8,7 +8,7 @@ from fastapi import Depends, HTTPException, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from evidencedesk import Scope
-from evidencedesk.server.access import Caller, parse_credentials, request_scope
+from evidencedesk.server.access import AccessError, Caller, parse_credentials, request_scope
 from evidencedesk.server.limits import route_cost, too_many
 from evidencedesk.server.models import ScopeRequest
 from evidencedesk.server.state import ServiceState
@@ -26,6 +26,15 @@ def refuse(status: int, message: str) -> NoReturn:
     raise HTTPException(status, message, headers=headers)
 
 
+def _one(request: Request, header: str) -> str | None:
+    """The value of a header sent once (or repeated with one value); AccessError(401) for different values,
+    so a request never passes with whichever of two keys a proxy or framework happens to read."""
+    values = request.headers.getlist(header)
+    if len(set(values)) > 1:
+        raise AccessError(401, f"the {header} header is sent {len(values)} times with different values")
+    return values[0] if values else None
+
+
 def get_caller(
     request: Request,
     state: Annotated[ServiceState, Depends(get_state)],
@@ -35,7 +44,7 @@ def get_caller(
     """The caller of this request: 401 for an unknown, blank or malformed key (read from the raw
     headers, so a malformed one is never taken for "no key"), or for no key when anonymous access is
     off; 429 with Retry-After when a limited route would pass the caller's rate or cost limit."""
-    presented = parse_credentials(request.headers.get("x-api-key"), request.headers.get("authorization"))
+    presented = parse_credentials(_one(request, "x-api-key"), _one(request, "authorization"))
     caller = state.keys.identify(presented)
     cost = route_cost(request.method, request.url.path, state.service.costs)
     if cost is not None:

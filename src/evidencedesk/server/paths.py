@@ -37,10 +37,19 @@ def check_files(root: Path, folder: Path) -> None:
             raise PathRefused(403, f"path: {rel!r} is a link to a file outside the allowed root")
 
 
+MAX_NAME_BYTES = 200  # well under the 255 bytes most file systems allow for one name
+
+
 def upload_name(name: str | None) -> str:
-    """A safe file name for an upload: a plain base name with a supported extension."""
+    """A safe file name for an upload: a plain base name with a supported extension, at most
+    ``MAX_NAME_BYTES`` long in UTF-8, without control characters."""
     if not name or "\x00" in name:
         raise PathRefused(400, "upload: every file needs a name")
+    size = len(name.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_NAME_BYTES:
+        raise PathRefused(400, f"upload: file name {name[:40]!r}... is {size} bytes long; at most {MAX_NAME_BYTES}")
+    if any(ord(c) < 32 or ord(c) == 127 or 0xD800 <= ord(c) <= 0xDFFF for c in name):
+        raise PathRefused(400, f"upload: file name {name!r} holds control characters")
     if "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
         raise PathRefused(400, f"upload: file name {name!r} must be a plain name (no folders, not hidden)")
     suffix = Path(name).suffix.lower()
@@ -50,4 +59,14 @@ def upload_name(name: str | None) -> str:
     return name
 
 
-__all__ = ["PathRefused", "check_files", "inside_root", "upload_name"]
+def without_paths(message: str, *paths: Path | None) -> str:
+    """``message`` with every server-side ``paths`` (as given and resolved) taken out, for an error body."""
+    for path in paths:
+        if path is None:
+            continue
+        for form in sorted({str(path), str(path.resolve())}, key=len, reverse=True):
+            message = message.replace(form + "/", "").replace(form, "(server folder)")
+    return message
+
+
+__all__ = ["MAX_NAME_BYTES", "PathRefused", "without_paths", "check_files", "inside_root", "upload_name"]

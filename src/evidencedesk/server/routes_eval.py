@@ -19,7 +19,7 @@ from evidencedesk.server.access import Caller, current_chunk_ok, record_visible
 from evidencedesk.server.deps import CallerDep, StateDep, check_k, refuse, scope_for
 from evidencedesk.server.labels import visible_labels
 from evidencedesk.server.models import EvalRequest, EvalRunOut
-from evidencedesk.server.paths import inside_root
+from evidencedesk.server.paths import inside_root, without_paths
 from evidencedesk.server.state import ServiceState
 
 router = APIRouter(tags=["evaluation"])
@@ -41,8 +41,9 @@ def _run(state: ServiceState, body: EvalRequest, scope: Scope) -> dict[str, Any]
     path = _labels_file(state, body.labels)
     try:
         labels = state.labels(path) if body.labels is None else load_labels(path)
-    except (LabelError, UnicodeDecodeError) as exc:
-        refuse(400, f"labels: {exc}")
+    except (LabelError, UnicodeDecodeError) as exc:  # named as the caller named it: never the server's path
+        message = str(exc).replace(str(path), body.labels or "(service labels)")
+        refuse(400, "labels: " + without_paths(message, state.service.ingest_root, state.store_path))
     labels = visible_labels(labels, state.each_document(), scope)
     if not labels:
         refuse(400, "labels: no labelled question can be evaluated inside this scope")
@@ -76,8 +77,13 @@ def _shown(state: ServiceState, caller: Caller, run: dict[str, Any] | None) -> b
     return record_visible(caller.scope, run, current_chunk_ok(state.store, caller.scope))
 
 
+RUN_IDS = range(1, 2**63)  # what an id column (SQLite INTEGER, PostgreSQL bigint) can hold; runs start at 1
+
+
 def _visible_run(state: ServiceState, caller: Caller, run_id: int) -> dict[str, Any]:
-    run = None if caller.anonymous else state.store.load_eval_run(run_id, owner=caller.owner_filter)
+    # an id no column can hold is answered like any unknown one (the database would overflow)
+    stored = not caller.anonymous and run_id in RUN_IDS
+    run = state.store.load_eval_run(run_id, owner=caller.owner_filter) if stored else None
     if run is None or not _shown(state, caller, run):
         refuse(404, f"no evaluation run {run_id}")
     return run

@@ -3,7 +3,8 @@
 Only keys with ``ingest: true`` may call it, and only for documents inside their scope's tenants and
 audiences (``write_scope``); the report names only documents the key may see. Ingest adds and
 updates; it never removes documents that the upload or folder does not hold. Uploads are staged in
-the store folder, ingested, and the staged copies deleted (the store keeps the text).
+a folder of their own under the store folder (every file name checked first), ingested, and that
+folder removed whatever happens (the store keeps the text). Error bodies never name a server path.
 """
 
 from __future__ import annotations
@@ -85,20 +86,19 @@ async def _stage_uploads(state: ServiceState, request: Request) -> tuple[Path, C
             chunker = ChunkerSettings.model_validate(json.loads(raw))
         except (json.JSONDecodeError, ValidationError) as exc:
             refuse(400, f"chunker: {exc}")
+    names = [upload_name(f.filename) for f in files]  # every name is checked before anything is written
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise PathRefused(400, f"upload: file name {twice!r} appears twice")
     staging = state.store_path / UPLOADS / uuid.uuid4().hex
     staging.mkdir(parents=True)
     try:
-        names: set[str] = set()
-        for f in files:
-            name = upload_name(f.filename)
-            if name in names:
-                raise PathRefused(400, f"upload: file name {name!r} appears twice")
-            names.add(name)
+        for f, name in zip(files, names, strict=True):
             data = await f.read(limit + 1)
             if len(data) > limit:
                 raise PathRefused(413, f"upload: {name!r} is larger than {limit} bytes")
             (staging / name).write_bytes(data)
-    except PathRefused:
+    except BaseException:  # a refused or failed write, or a client gone mid-upload: nothing staged may stay
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return staging, chunker, embed
@@ -136,7 +136,7 @@ async def ingest(request: Request, state: StateDep, caller: CallerDep) -> dict[s
 
     def checked_ingest() -> dict[str, Any]:
         with state.ingest_lock:  # no other ingest between the scope check and the write
-            check_writes(folder, caller.scope, state.store.document)
+            check_writes(folder, caller.scope, state.store.document, name_files=staged)
             chosen = (chunker or state.settings.chunker).model_dump()
             report = state.desk.ingest(folder, remove_missing=False, embed=embed, **chosen)
         return visible_report(report.to_dict(), caller.scope, state.store)

@@ -113,6 +113,9 @@ class CostSpec(_Strict):
     ingest: int = Field(10, ge=0)  # parses, chunks and rebuilds the index
 
 
+RESERVED_NAMES = frozenset({"anonymous"})  # a key's name is its rate bucket and its records' owner
+
+
 class KeySpec(_Strict):
     """One API key: exactly one of ``key`` (the key itself), ``key_env`` (an environment variable
     holding it) or ``key_sha256`` (its hex digest), the scope it may see, and what else it may do."""
@@ -129,6 +132,11 @@ class KeySpec(_Strict):
 
     @model_validator(mode="after")
     def _one_secret(self) -> KeySpec:
+        if self.name.strip().lower() in RESERVED_NAMES or self.name != self.name.strip():
+            raise ValueError(
+                f"key name {self.name!r} is reserved or padded: {', '.join(sorted(RESERVED_NAMES))} names callers "
+                "without a key (their rate limits and records), and a name may not start or end with spaces"
+            )
         given = [n for n in ("key", "key_env", "key_sha256") if getattr(self, n) is not None]
         if len(given) != 1:
             raise ValueError(f"key {self.name!r}: give exactly one of key, key_env, key_sha256 (got {given or 'none'})")
@@ -236,6 +244,7 @@ __all__ = [
     "CostSpec",
     "KeySpec",
     "LimitSpec",
+    "RESERVED_NAMES",
     "ScopeSpec",
     "ServiceSettings",
     "bundled_labels",

@@ -1,9 +1,10 @@
 """Scoped writes: what an ingest key may add or replace, checked before anything is written.
 
 A key may ingest only documents whose tenant and audience lie inside its scope, and may never
-replace a stored document whose tenant or audience lies outside it (the store keys documents by
-id, so reusing another tenant's id would overwrite that tenant's text). Either is refused as a
-whole, before the store is touched. The report then names only what the key may see.
+replace a stored document whose audience lies outside it. Ids are scoped by tenant (see
+``documents.stored_id``), so another tenant's document can be neither reached nor blocked by
+reusing its id. Either refusal is made as a whole, before the store is touched. The report then
+names only what the key may see.
 """
 
 from __future__ import annotations
@@ -26,19 +27,28 @@ def writable(scope: Scope, meta: Metadata) -> bool:
     return scope.audiences is None or meta.audience in scope.audiences
 
 
-def check_writes(folder: Path, scope: Scope, stored: Callable[[str], Any]) -> None:
+def check_writes(folder: Path, scope: Scope, stored: Callable[[str], Any], *, name_files: bool = True) -> None:
     """Parse every file under ``folder`` and refuse (WriteRefused) a document outside ``scope`` or one
     that would replace a stored document outside it. ``stored(doc_id)`` returns the stored Document or None.
-    Files that fail to parse are left to the ingest, which reports them without writing anything for them."""
+    Files that fail to parse are left to the ingest, which reports them without writing anything for them.
+
+    Ids are scoped by tenant, so a stored document found here is of the same tenant (one the key may
+    write); only an audience outside the scope can refuse it. With ``name_files`` (the caller's own
+    uploads) the message names the file; a server-side folder may hold files the caller may not
+    see, so then it names nothing: no file, tenant, audience or id.
+    """
     for rel, doc in Desk.documents_in(folder):
+        old = stored(doc.id)
+        if writable(scope, doc.metadata) and (old is None or writable(scope, old.metadata)):
+            continue
+        if not name_files:
+            raise WriteRefused("path: the folder holds documents outside this key's scope; nothing was ingested")
         if not writable(scope, doc.metadata):
             raise WriteRefused(
                 f"{rel}: tenant {doc.metadata.tenant!r} / audience {doc.metadata.audience!r} "
                 "lies outside this key's scope"
             )
-        old = stored(doc.id)
-        if old is not None and not writable(scope, old.metadata):
-            raise WriteRefused(f"{rel}: document id {doc.id!r} belongs to a document outside this key's scope")
+        raise WriteRefused(f"{rel}: document id {doc.id!r} belongs to a document outside this key's scope")
 
 
 def visible_report(report: dict[str, Any], scope: Scope, store: StoredRecords) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """Incremental ingest, once for every backend: which documents are added, updated, unchanged or removed.
 
 A document is unchanged when its fingerprint (content hash, title and metadata) and the chunking
-it was stored with both match what is stored; then only a moved path is recorded. Anything else
+it was stored with both match what is stored; then only a moved path is recorded. Ids are scoped
+by tenant (``documents.stored_id``): a document whose tenant changed is a new document (added) and
+its old version is removed, or kept with ``remove_missing`` off, never overwritten. Anything else
 is re-chunked and written (added or updated). Documents stored before but not seen in this run
 are removed, unless ``remove_missing`` is off or their file failed this time: then the stored
 version stays and the report says so (``failed[i]["kept"]``).
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evidencedesk.chunking.config import ChunkingConfig
-from evidencedesk.documents import Chunk, Document
+from evidencedesk.documents import Chunk, Document, tenant_scoped
 from evidencedesk.errors import IngestError
 from evidencedesk.ingest.folder import duplicate_id, parse_file, scan
 from evidencedesk.store.contract import Chunker, Progress
@@ -166,6 +168,7 @@ class IngestRun:
         return chunks
 
     def _document(self, doc: Document) -> None:
+        doc = tenant_scoped(doc)  # a document handed in directly, not parsed from a file, is scoped too
         earlier = self.seen.get(doc.id) or self.pending_paths.get(doc.id)
         if earlier is not None:
             raise duplicate_id(doc, earlier)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
 from evidencedesk.errors import StoreError
+from evidencedesk.store.tenant_ids import build_row, migration_build, renames
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DB_NAME = "evidencedesk.sqlite"
 
 _META_COLUMNS = "status TEXT NOT NULL, valid_from TEXT, valid_to TEXT, audience TEXT NOT NULL, lang TEXT NOT NULL, "
@@ -79,7 +81,34 @@ UPGRADES: dict[int, tuple[str, ...]] = {
         "ALTER TABLE eval_runs ADD COLUMN owner TEXT",
         "CREATE INDEX IF NOT EXISTS traces_owner ON traces(owner)",
     ),
+    3: (),  # document ids scoped by tenant: rows renamed by ``_scope_ids`` (see ``store.tenant_ids``)
 }
+
+
+def _scope_ids(conn: sqlite3.Connection) -> None:
+    """Rename every document of a tenant other than ``default`` (and its chunks) to its tenant-scoped id."""
+    moved = renames((str(r[0]), str(r[1])) for r in conn.execute("SELECT id, tenant FROM documents"))
+    if not moved:
+        return
+    conn.execute("PRAGMA defer_foreign_keys=ON")  # parents and children are renamed one after the other
+    follow = "CASE WHEN substr({col}, 1, :n) = :old THEN :new || substr({col}, :n + 1) ELSE {col} END"
+    rename_chunks = (
+        f"UPDATE chunks SET id = {follow.format(col='id')}, doc_id = :new, "
+        f"parent_id = {follow.format(col='parent_id')} WHERE doc_id = :old"
+    )
+    for old, new in moved.items():
+        conn.execute("UPDATE documents SET id = :new WHERE id = :old", {"old": old, "new": new})
+        conn.execute(rename_chunks, {"old": old, "new": new, "n": len(old)})
+    latest = conn.execute("SELECT chunking, chunking_hash FROM builds ORDER BY id DESC LIMIT 1").fetchone()
+    chunking, chunking_hash = (json.loads(latest[0]), str(latest[1])) if latest else ({}, "")
+    size = conn.execute("SELECT (SELECT COUNT(*) FROM documents), (SELECT COUNT(*) FROM chunks)").fetchone()
+    report = migration_build(moved, {**chunking, "hash": chunking_hash}, (int(size[0]), int(size[1])))
+    cur = conn.execute(
+        "INSERT INTO builds (created_at, chunking, chunking_hash, n_documents, n_chunks, report)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        build_row(report, chunking_hash),
+    )
+    conn.executemany("UPDATE documents SET build_id = ? WHERE id = ?", [(cur.lastrowid, new) for new in moved.values()])
 
 
 def connect(folder: Path) -> sqlite3.Connection:
@@ -130,6 +159,8 @@ def _migrate(conn: sqlite3.Connection, folder: Path) -> None:
             for number in range(version + 1, SCHEMA_VERSION + 1):
                 for statement in UPGRADES[number]:
                     conn.execute(statement)
+                if number == 3:
+                    _scope_ids(conn)
             conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         conn.execute("COMMIT")

@@ -21,8 +21,9 @@ import psycopg
 from psycopg import sql
 
 from evidencedesk.errors import PgStoreError
+from evidencedesk.store.tenant_ids import build_row, migration_build, renames
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DEFAULT_SCHEMA = "evidencedesk"
 
 _SCOPE_COLUMNS = """
@@ -227,8 +228,53 @@ BEGIN
 END $$;
 """
 
+# Version 4: document ids scoped by tenant (``documents.stored_id``). Renaming a document carries its
+# chunks' ids and their term and vector rows along (ON UPDATE CASCADE); ``scope_ids`` renames the rows
+# of a store written before, in the same transaction (see ``store.tenant_ids``).
+_V4 = """
+ALTER TABLE chunks DROP CONSTRAINT chunks_doc_id_fkey,
+    ADD CONSTRAINT chunks_doc_id_fkey FOREIGN KEY (doc_id) REFERENCES documents(id) ON DELETE CASCADE ON UPDATE CASCADE;
+ALTER TABLE chunk_terms DROP CONSTRAINT chunk_terms_chunk_id_fkey,
+    ADD CONSTRAINT chunk_terms_chunk_id_fkey FOREIGN KEY (chunk_id) REFERENCES chunks(id)
+        ON DELETE CASCADE ON UPDATE CASCADE;
+ALTER TABLE chunk_vectors DROP CONSTRAINT chunk_vectors_chunk_id_fkey,
+    ADD CONSTRAINT chunk_vectors_chunk_id_fkey FOREIGN KEY (chunk_id) REFERENCES chunks(id)
+        ON DELETE CASCADE ON UPDATE CASCADE;
+"""
+
+
+def scope_ids(conn: psycopg.Connection) -> None:
+    """Rename every document of a tenant other than ``default`` (its chunks, term and vector rows follow)."""
+    moved = renames((str(r[0]), str(r[1])) for r in conn.execute("SELECT id, tenant FROM documents").fetchall())
+    if not moved:
+        return
+    follow = "CASE WHEN left({col}, %(n)s) = %(old)s THEN %(new)s || substr({col}, %(n)s + 1) ELSE {col} END"
+    for old, new in moved.items():
+        params = {"old": old, "new": new, "n": len(old)}
+        conn.execute("UPDATE documents SET id = %(new)s WHERE id = %(old)s", params)  # chunks.doc_id follows
+        conn.execute(
+            f"UPDATE chunks SET id = {follow.format(col='id')}, parent_id = {follow.format(col='parent_id')} "
+            "WHERE doc_id = %(new)s",
+            params,
+        )  # chunk_terms.chunk_id and chunk_vectors.chunk_id follow
+        for table in ("chunk_terms", "chunk_vectors"):
+            conn.execute(f"UPDATE {table} SET doc_id = %(new)s WHERE doc_id = %(old)s", params)
+    latest = conn.execute("SELECT chunking, chunking_hash FROM builds ORDER BY id DESC LIMIT 1").fetchone()
+    chunking, chunking_hash = (dict(latest[0]), str(latest[1])) if latest else ({}, "")
+    size = conn.execute("SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM chunks)").fetchone()
+    assert size is not None
+    report = migration_build(moved, {**chunking, "hash": chunking_hash}, (int(size[0]), int(size[1])))
+    row = conn.execute(
+        "INSERT INTO builds (created_at, chunking, chunking_hash, n_documents, n_chunks, report)"
+        " VALUES (%s, %s::jsonb, %s, %s, %s, %s::jsonb) RETURNING id",
+        build_row(report, chunking_hash),
+    ).fetchone()
+    assert row is not None
+    conn.execute("UPDATE documents SET build_id = %s WHERE id = ANY(%s)", (row[0], list(moved.values())))
+
+
 # version -> DDL; append new versions, never edit an applied one.
-MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3}
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4}
 
 
 def _lock_key(schema: str) -> int:
@@ -294,6 +340,8 @@ def migrate(conn: psycopg.Connection, schema: str) -> int:
         for number in sorted(MIGRATIONS):
             if number > version:
                 conn.execute(MIGRATIONS[number].encode())  # bytes: sent as a simple query (many statements)
+                if number == 4:
+                    scope_ids(conn)
                 conn.execute(
                     sql.SQL("INSERT INTO {}.schema_migrations VALUES (%s, now()::text)").format(ident), (number,)
                 )
