@@ -20,8 +20,8 @@ from tests.support.security import (
     all_markers,
     allowed_markers,
     build_store,
-    doc_id,
     service_settings,
+    stored_doc_id,
     write_labels,
 )
 
@@ -81,13 +81,13 @@ def raw(result: Any) -> str:
 
 def allowed_docs(name: str) -> set[str]:
     tenants, audiences = SCOPES[name]
-    return {doc_id(t, a) for t in tenants for a in audiences}
+    return {stored_doc_id(t, a) for t in tenants for a in audiences}
 
 
 @pytest.mark.parametrize("name", ["acme-staff", "globex-staff", "initech-public"])
 def test_the_tools_answer_inside_the_key_s_scope(world: dict[str, Path], name: str) -> None:
     wide = {"tenants": ["acme", "globex", "initech"], "audiences": ["public", "staff"], "statuses": None}
-    foreign = next(d for d in ("d00", "d11", "d20") if d not in allowed_docs(name))
+    foreign = next(d for d in ("acme:d00", "globex:d11", "initech:d20") if d not in allowed_docs(name))
     calls = [
         ("search", {"query": QUERY, "k": 20}),
         ("search", {"query": QUERY, "k": 20, "scope": wide}),  # a wider scope only narrows the key's
@@ -120,7 +120,7 @@ def test_the_key_can_come_from_the_environment_and_an_answer_leaves_its_trace(wo
     server = params(world, None, env={"EVIDENCEDESK_API_KEY": KEYS["acme-public"]})
     out = session_calls(server, [("ask", {"question": QUERY}), ("ask", {"question": "Do you sell spaceships?"})])
     answer, abstained = structured(out["0"]), structured(out["1"])
-    assert {c["doc_id"] for c in answer["citations"]} == {"d00"}
+    assert {c["doc_id"] for c in answer["citations"]} == {"acme:d00"}
     assert abstained["abstained"] is True and abstained["abstain_reason"] and abstained["citations"] == []
     with Store(world["store"]) as db:
         assert db.load_trace(answer["trace_id"], owner="acme-public") is not None

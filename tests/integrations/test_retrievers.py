@@ -20,8 +20,8 @@ from tests.support.security import (
     all_markers,
     allowed_markers,
     build_store,
-    doc_id,
     service_settings,
+    stored_doc_id,
     write_labels,
 )
 
@@ -42,7 +42,7 @@ def service(store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
 
 def allowed_docs(name: str) -> set[str]:
     tenants, audiences = SCOPES[name]
-    return {doc_id(t, a) for t in tenants for a in audiences}
+    return {stored_doc_id(t, a) for t in tenants for a in audiences}
 
 
 def expected_rows(store: Path, k: int, scope: dict[str, Any]) -> list[dict[str, Any]]:
@@ -52,7 +52,8 @@ def expected_rows(store: Path, k: int, scope: dict[str, Any]) -> list[dict[str, 
 
 def check_metadata(meta: dict[str, Any], row: dict[str, Any]) -> None:
     assert meta["chunk_id"] == row["chunk_id"] and meta["doc_id"] == row["doc_id"]
-    assert meta["title"] == row["title"] and meta["source"] == row["source_path"] == f"{row['doc_id']}.md"
+    own_id = row["doc_id"].rpartition(":")[2]
+    assert meta["title"] == row["title"] and meta["source"] == row["source_path"] == f"{own_id}.md"
     assert meta["score"] == pytest.approx(row["score"]) and meta["rank"] == row["rank"]
     assert meta["retrieved_by"] == "bm25" and meta["heading_path"] == row["location"]["heading_path"]
     assert meta["first_line"] == row["location"]["first_line"] and meta["last_line"] == row["location"]["last_line"]

@@ -20,8 +20,8 @@ from tests.support.security import (
     all_markers,
     allowed_markers,
     build_store,
-    doc_id,
     service_settings,
+    stored_doc_id,
     write_labels,
 )
 
@@ -50,7 +50,7 @@ def ask(url: str, name: str, question: str = QUERY, **kw: Any) -> Any:
 
 def allowed_docs(name: str) -> set[str]:
     tenants, audiences = SCOPES[name]
-    return {doc_id(t, a) for t in tenants for a in audiences}
+    return {stored_doc_id(t, a) for t in tenants for a in audiences}
 
 
 def test_an_answer_carries_its_citations_as_markers_and_in_the_extra_field(service: str) -> None:

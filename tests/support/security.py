@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.documents import stored_id
 from evidencedesk.store import Store
 
 TENANTS = ("acme", "globex", "initech")
@@ -26,6 +27,11 @@ def marker(tenant: str, audience: str) -> str:
 def doc_id(tenant: str, audience: str) -> str:
     # ids name no tenant: a look-up echoes the id it was asked for, which is not a leak
     return f"d{TENANTS.index(tenant)}{AUDIENCES.index(audience)}"
+
+
+def stored_doc_id(tenant: str, audience: str) -> str:
+    """The id a document is stored and cited under: its own id scoped by its tenant."""
+    return stored_id(doc_id(tenant, audience), tenant)
 
 
 def note(tenant: str, audience: str, extra: str = "", *, claim: tuple[str, str] | None = None, ident: str = "") -> str:
