@@ -226,6 +226,10 @@ class Desk:
         # None: no limit. Otherwise a step that would hold every chunk in memory (an in-memory index,
         # a re-chunking) over a store with more chunks raises TooLargeForMemory (the service sets it)
         self.max_memory_chunks: int | None = None
+        # None: long steps report nothing. Otherwise ``step_progress(step)`` gives the progress callback of a
+        # step a search or an answer waits for ("embedding chunks": the dense leg's first use); the CLI
+        # draws it on stderr
+        self.step_progress: Callable[[str], Callback] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
@@ -387,6 +391,8 @@ class Desk:
         chunks = self.store.chunks()
         self._chunks = chunks
         params = searcher_params(self.settings, method, cache, names)
+        if "dense" in legs and self.step_progress is not None:
+            self.embed(self.step_progress("embedding chunks"))  # with progress: the searcher finds them cached
         return Serialized(make_searcher(method, chunks, tenant_statistics=split, **params))
 
     def check_memory(self, what: str, hint: str) -> None:

@@ -171,10 +171,12 @@ def store_label(location: str) -> str:
     return parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@")).geturl()
 
 
-def open_desk(settings: Settings, store: str | None, *, existing: bool = True) -> Desk:
+def open_desk(settings: Settings, store: str | None, *, existing: bool = True, lines: bool = True) -> Desk:
     """A Desk over ``store`` (default: the config's store), a folder or a postgresql:// URL.
 
     ``existing``: the command reads, so a folder without a store is an error (and none is created).
+    Long steps (embedding the corpus for a first dense search) show progress on stderr: a bar on a
+    terminal, else plain lines unless ``lines`` is false (``--json``).
     A store that cannot be opened or reached raises StoreError naming it (a URL without password).
     """
     from evidencedesk.backends import is_postgres_url
@@ -190,7 +192,11 @@ def open_desk(settings: Settings, store: str | None, *, existing: bool = True) -
         path = Path(location)
         if existing and not (path / DB_NAME).is_file():
             fail(f"no store at {path}: run `evidencedesk ingest FOLDER --store {path}` first")
-    return Desk(location, settings)
+    from evidencedesk.cli.waits import Waits
+
+    desk = Desk(location, settings)
+    desk.step_progress = Waits(err_console, lines=lines).step  # a first dense search embeds the corpus
+    return desk
 
 
 def config_scope(settings: Settings, valid_at: str | None = None) -> Scope:

@@ -143,7 +143,7 @@ def ask_command(
         fail(f"--candidates must be >= k (got k={settings.retrieval.k}, candidates={candidates})", 2)
     scope = config_scope(settings, valid_at)
     rewrite = RewriteOptions(normalise, decompose, tuple(paraphrase or ()), hyde)
-    with open_desk(settings, store) as desk:
+    with open_desk(settings, store, lines=not as_json) as desk:
         out = desk.ask(question, scope, method=method, rerank=rerank, rewrite=rewrite)
     if as_json:
         print_json(out)
@@ -170,7 +170,7 @@ def trace_command(
 ) -> None:
     """Show a stored trace in full: every stage's input and output, timings and findings."""
     settings = load_config(config)
-    with open_desk(settings, store) as desk:
+    with open_desk(settings, store, lines=not as_json) as desk:
         data = desk.trace(trace_id)
     if data is None:
         fail(f"no trace {trace_id!r} in {store_label(store or settings.store)}")

@@ -195,7 +195,7 @@ def eval_command(
     _check(method, k, others)
     settings, method, k, floor, scope = _settings(config, method, k, floor, [status, audience, lang, tenant], valid_at)
     labels = _labels(labels_path)
-    with open_desk(settings, store) as desk:
+    with open_desk(settings, store, lines=not as_json) as desk:
         run = desk.evaluate(
             labels, method, k, scope, floor=floor, methods=others,
             answers=(generator_name or settings.generator.name) if answers else None, save=save,
@@ -237,7 +237,7 @@ def diagnose(
     _check(method, k, [])
     settings, method, k, floor, scope = _settings(config, method, k, floor, [status, audience, lang, tenant], valid_at)
     labels = _labels(labels_path)
-    with open_desk(settings, store) as desk:
+    with open_desk(settings, store, lines=not as_json) as desk:
         failing = desk.diagnose(labels, method, k, scope, floor)
     if as_json:
         print_json(

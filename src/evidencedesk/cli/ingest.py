@@ -93,14 +93,7 @@ def ingest(
     as_json: JsonOpt = False,
 ) -> None:
     """Ingest a folder: unchanged files are skipped by hash, changed files re-chunked, removed files dropped."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from evidencedesk.cli.waits import Waits
 
     flags = {
         "--chunker": ("chunker.name", chunker),
@@ -115,38 +108,14 @@ def ingest(
         fail(f"no such folder: {path}")
     if not path.is_dir():
         fail(f"not a folder: {path}")
-    with open_desk(settings, store, existing=False) as desk, Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err_console,
-        transient=True,
-        disable=as_json,
-    ) as bar:
-        task = bar.add_task("ingesting", total=None, rate="")
-
-        def progress(done: int, total: int, name: str) -> None:
-            speed = bar.tasks[0].speed
-            rate = f"{speed:.1f} files/s" if speed else ""
-            bar.update(task, completed=done, total=total or None, description=name[-40:], rate=rate)
-
-        embedding_task = bar.add_task("embedding chunks", total=None, rate="", visible=False)
-
-        def embedding(done: int, total: int, model: str) -> None:
-            speed = bar.tasks[-1].speed
-            rate = f"{speed:.0f} chunks/s" if speed else ""
-            bar.update(embedding_task, completed=done, total=total or None, rate=rate, visible=True)
-
+    with open_desk(settings, store, existing=False) as desk, Waits(err_console, lines=not as_json) as waits:
         report = desk.ingest(
             path,
             max_bytes=max_bytes,
-            progress=progress,
+            progress=waits.step("reading files"),
             remove_missing=not keep_missing,
             embed=embed,
-            embed_progress=embedding,
+            embed_progress=waits.step("embedding chunks"),
         )
     if as_json:
         print_json(report.to_dict())

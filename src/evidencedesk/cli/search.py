@@ -83,7 +83,7 @@ def search(
         fail(f"--legs: a hybrid fuses at least two legs, got {legs!r}", 2)
     scope = config_scope(settings, valid_at)
 
-    with open_desk(settings, store) as desk:
+    with open_desk(settings, store, lines=not as_json) as desk:
         rows = desk.search_rows(query, settings.retrieval.k, method, scope, names)
         legs_shown = leg_names(desk.searcher(method, names))
         stored = sum(desk.store.chunk_counts().values()) if not rows else 0

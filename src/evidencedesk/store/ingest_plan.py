@@ -23,7 +23,6 @@ from typing import Any, Protocol
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.errors import IngestError
-from evidencedesk.ingest.folder import duplicate_id, parse_file, scan
 from evidencedesk.store.contract import Chunker, Progress
 from evidencedesk.store.records import IngestReport
 
@@ -110,6 +109,8 @@ def read_folder(folder: Path, max_bytes: int) -> FolderListing:
     """
     if max_bytes < 1:
         raise ValueError(f"max_bytes: must be at least 1, got {max_bytes}")
+    from evidencedesk.ingest.folder import parse_file, scan  # the parsers load only when a folder is read
+
     listing = scan(Path(folder))
 
     def parsed() -> Iterator[Document | IngestError]:
@@ -168,6 +169,8 @@ class IngestRun:
     def _document(self, doc: Document) -> None:
         earlier = self.seen.get(doc.id) or self.pending_paths.get(doc.id)
         if earlier is not None:
+            from evidencedesk.ingest.folder import duplicate_id
+
             raise duplicate_id(doc, earlier)
         prev = self.stored.get(doc.id)
         same = prev is not None and prev.fingerprint == document_fingerprint(doc)
