@@ -58,14 +58,24 @@ def _settings(
 
 
 def _labels(path: Path) -> list[Any]:
-    from evidencedesk.evaluation.labels import LabelError, load_labels
+    """The labels of ``path``; its warnings (unknown fields) are printed to stderr as plain lines."""
+    import warnings
+
+    from evidencedesk.evaluation.labels import LabelError, LabelWarning, load_labels
 
     try:
-        labels = load_labels(path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", LabelWarning)
+            labels = load_labels(path)
     except FileNotFoundError as exc:
         fail(str(exc))
     except LabelError as exc:
         fail(str(exc))
+    for w in caught:
+        if issubclass(w.category, LabelWarning):
+            err_console.print(f"[yellow]warning[/]: {w.message}", highlight=False)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if not labels:
         fail(f"no labels in {path}")
     return labels
@@ -91,12 +101,16 @@ def _print_run(run: dict[str, Any]) -> None:
     console.print(overall)
     k = run["k"]
     shown = [f"{m}@{k}" for m in _TAG_METRICS] + ["abstain"]
+    # a cell is "mean ±SE": on a narrow terminal the SE wraps under the mean, nothing is cut
     tags = Table(title="per tag: mean ±SE (all metrics: --json or --html)")
-    for col in ("slice", "n", *shown, ""):
-        tags.add_column(col, justify="left" if col == "slice" else "right")
+    tags.add_column("slice", no_wrap=True, overflow="fold")
+    tags.add_column("n", justify="right", no_wrap=True)
+    for col in shown:
+        tags.add_column(col, justify="right", min_width=5, overflow="fold")
+    tags.add_column("note", overflow="fold")
     for name, stats in run["slices"].items():
         n = max((st["n"] for st in stats.values()), default=0)
-        cells = [f"{stats[m]['mean']:.2f}±{stats[m]['se']:.2f}" if m in stats else "-" for m in shown]
+        cells = [f"{stats[m]['mean']:.2f} ±{stats[m]['se']:.2f}" if m in stats else "-" for m in shown]
         tags.add_row(name, str(n), *cells, "[yellow]small n[/]" if n < SMALL_N else "")
     console.print(tags)
     _print_counts(run)

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from evidencedesk.store import IngestReport
 
 
+_NAMED = 20  # documents named per line of the report (all of them with --json)
+
+
 def _print_report(report: IngestReport) -> None:
     table = Table(
         title=f"build {report.build_id} · chunking {report.chunking.get('name')} {report.chunking.get('hash')}"
@@ -44,6 +47,11 @@ def _print_report(report: IngestReport) -> None:
             continue
         unit = "files" if step == "files" else "chunks embedded"
         console.print(f"{step}: {done['count']} {unit} in {done['seconds']:.1f} s ({done['per_second']:.1f}/s)")
+    for name, colour in (("added", "green"), ("updated", "cyan"), ("removed", "magenta"), ("skipped", "dim")):
+        ids = getattr(report, name)
+        if ids:
+            shown = ", ".join(ids[:_NAMED]) + (f" and {len(ids) - _NAMED} more" if len(ids) > _NAMED else "")
+            console.print(f"[{colour}]{name}[/] ({len(ids)}): {shown}", highlight=False, markup=True)
     for failure in report.failed:
         kept = f" (stored version of {failure['kept']} kept)" if failure.get("kept") else ""
         console.print(f"[red]failed[/] {failure['path']}: {failure['reason']}{kept}", highlight=False)
@@ -84,6 +92,9 @@ def ingest(
     keep_missing: Annotated[
         bool, typer.Option("--keep-missing", help="Keep stored documents whose file is gone.")
     ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit 1 when any file failed (the others are still stored).")
+    ] = False,
     embed: Annotated[
         bool,
         typer.Option(
@@ -121,3 +132,5 @@ def ingest(
         print_json(report.to_dict())
     else:
         _print_report(report)
+    if strict and report.failed:
+        fail(f"--strict: {len(report.failed)} file(s) failed to ingest", 1)
