@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from evidencedesk.cli.app import ConfigOpt, JsonOpt, StoreOpt, app, console, fail, load_config, open_desk, print_json
 
@@ -55,7 +56,8 @@ def docs_table(rows: list[dict[str, Any]], title: str) -> Table:
     """Id, status, tenant and chunk count never shrink (an id folds onto a second line rather than being
     cut); title, audience, language, version and validity share the last column, which wraps."""
     table = Table(title=title, show_lines=False)
-    table.add_column("id", no_wrap=True, overflow="fold", min_width=min(max((len(r["id"]) for r in rows), default=2), 30))
+    widest = min(max((len(r["id"]) for r in rows), default=2), 30)
+    table.add_column("id", no_wrap=True, overflow="fold", min_width=widest)
     table.add_column("status", no_wrap=True, min_width=max((len(r["status"]) for r in rows), default=6))
     table.add_column("tenant", no_wrap=True, overflow="fold")
     table.add_column("chunks", justify="right", no_wrap=True)
@@ -64,9 +66,10 @@ def docs_table(rows: list[dict[str, Any]], title: str) -> Table:
         details = [r["audience"], r["lang"], _validity(r["valid_from"], r["valid_to"])]
         if r.get("version"):
             details.insert(2, f"v{r['version']}")
-        table.add_row(r["id"], r["status"], r["tenant"], str(r["n_chunks"]), f"{r['title']}\n[dim]{' · '.join(details)}[/]")
+        about = Text(r["title"] or "")
+        about.append("\n" + " · ".join(details), style="dim")
+        table.add_row(r["id"], r["status"], r["tenant"], str(r["n_chunks"]), about)
     return table
-    console.print(table)
 
 
 @app.command()

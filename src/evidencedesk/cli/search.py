@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from evidencedesk.cli.app import (
     METHODS,
@@ -55,7 +56,7 @@ def _table(rows: list[dict[str, Any]], title: str, legs: list[str]) -> Table:
         where = f"{r['source_path']} · {place(loc)} · {heading}"
         ranks = {p["source"]: str(p["rank"]) for p in r["parts"]}
         cells = [str(r["rank"]), r["chunk_id"], f"{r['score']:.4f}", *(ranks.get(leg, "-") for leg in legs)]
-        table.add_row(*cells, where, ", ".join(r["shared_words"]))
+        table.add_row(*cells, Text(where), Text(", ".join(r["shared_words"])))  # text, never markup
     return table
 
 
