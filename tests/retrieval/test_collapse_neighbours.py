@@ -54,3 +54,20 @@ def test_the_context_takes_the_folded_neighbour_and_the_answer_states_the_figure
     retrieval = next(f for f in findings if f.stage == "retrieval")
     assert f"collapsed away: {TABLE.id} holds it but shares page 40 with rank 1 ({PROSE.id})" in retrieval.detail
     assert "it did not reach the context" in retrieval.detail
+
+
+def test_outside_scope_names_the_superseded_document_that_outranks_every_allowed_one() -> None:
+    from dataclasses import replace
+
+    from evidencedesk.desk import outside_scope
+    from evidencedesk.documents import Metadata
+    from evidencedesk.retrieval.scope import Scope
+
+    old = replace(chunk("policy-2023", 1, "The bicycle allowance is 25 euros per month.", 1),
+                  metadata=Metadata(status="superseded"))  # fmt: skip
+    current = chunk("handbook", 1, "Office hours are nine to five.", 1)
+    found = make_searcher("bm25", [old, current]).search("bicycle allowance per month", 5, Scope.everything())
+    assert outside_scope(found, Scope()) == [
+        {"doc_id": "policy-2023", "chunk_id": old.id, "rank": 1, "why": "status superseded"}
+    ]
+    assert outside_scope(found, Scope(statuses=None)) == []  # inside this scope: nothing to say

@@ -49,6 +49,15 @@ def _print_answer(out: dict[str, Any]) -> None:
     title = "[bold yellow]Abstained[/]" if out["abstained"] else "[bold green]Answer[/]"
     console.print(title)
     console.print(out["answer"], highlight=False, markup=False)
+    outside = out.get("outside_scope") or []
+    if outside:
+        named = "; ".join(f"{o['doc_id']} ({o['why']})" for o in outside[:3])
+        console.print(
+            f"Only text outside the scope matched best: {named}. Widen the scope (--status, --audience, "
+            f"--valid-at any ...) to see it.",
+            highlight=False,
+            markup=False,
+        )
     if out["sources"]:
         console.print("\n[bold]Citations[/]")
         for cid, where in out["sources"].items():
@@ -144,7 +153,7 @@ def ask_command(
     scope = config_scope(settings, valid_at)
     rewrite = RewriteOptions(normalise, decompose, tuple(paraphrase or ()), hyde)
     with open_desk(settings, store, lines=not as_json) as desk:
-        out = desk.ask(question, scope, method=method, rerank=rerank, rewrite=rewrite)
+        out = desk.ask(question, scope, method=method, rerank=rerank, rewrite=rewrite, explain_abstention=True)
     if as_json:
         print_json(out)
         return

@@ -171,6 +171,18 @@ def _print_answers(res: dict[str, Any]) -> None:
     console.print(rates)
 
 
+def _print_floor(run: dict[str, Any]) -> None:
+    from evidencedesk.evaluation.floor import FloorSuggestion
+
+    found = run.get("suggested_floor")
+    if found:
+        console.print(FloorSuggestion(**found).sentence(run["method"]), highlight=False)
+    elif not any(not q["answerable"] for q in run.get("questions", [])):
+        console.print("no floor suggested: add unanswerable labels (answerable: false) to learn one", highlight=False)
+    else:
+        console.print("no floor suggested: on these labels no score floor does better than none", highlight=False)
+
+
 @app.command("eval")
 def eval_command(
     labels_path: LabelsArg,
@@ -226,6 +238,7 @@ def eval_command(
     _print_run(run)
     if run.get("answers"):
         _print_answers(run["answers"])
+    _print_floor(run)
     if html is not None:
         console.print(f"report: {html}", highlight=False)
     if run_id is not None:
