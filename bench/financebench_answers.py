@@ -53,11 +53,23 @@ def chunk_pages(chunk: Chunk) -> set[int]:
     return set(range(pages[0], pages[-1] + 1)) if pages else set()
 
 
+def reader_version() -> str:
+    """A hash of the PDF reader's source: cached documents are read again when the reader changes."""
+    import hashlib
+
+    import evidencedesk.ingest.pdf as pdf
+    import evidencedesk.ingest.pdf_layout as layout
+
+    code = b"".join(Path(m.__file__ or "").read_bytes() for m in (pdf, layout))
+    return hashlib.sha256(code).hexdigest()[:12]
+
+
 def documents(files: list[Path], cache: Path) -> list[Document]:
     out = []
+    version = reader_version()
     for f in files:
         raw = f.read_bytes()
-        path = cache / "pdfium" / f"{content_hash(raw)}.json"
+        path = cache / "pdfium" / f"{content_hash(raw)}-{version}.json"
         if path.exists():
             out.append(Document.from_dict(json.loads(path.read_text(encoding="utf-8"))))
             continue
@@ -69,6 +81,33 @@ def documents(files: list[Path], cache: Path) -> list[Document]:
     return out
 
 
+def squad_check(squad: Path, settings: Settings) -> tuple[int, int, int, int]:
+    """SQuAD 2.0 dev articles (Markdown, no pages), BM25: (questions, same top-k list with collapse page as
+    without, same context with neighbours after as with none, chunks)."""
+    from evidencedesk.answer.pipeline import prepare
+    from evidencedesk.ingest.markdown import parse_markdown
+
+    data = json.loads((squad / "dev-v2.0-half.json").read_text(encoding="utf-8"))["data"]
+    chunks: list[Chunk] = []
+    questions: list[str] = []
+    for n, article in enumerate(data):
+        body = "\n\n".join(p["context"].strip() for p in article["paragraphs"])
+        text = f"# {article['title'].replace('_', ' ')}\n\n{body}\n"
+        doc = parse_markdown(text.encode("utf-8"), f"{n:02d}-{article['title'].lower()}.md")
+        chunks += chunk_document(doc, settings.chunker.to_chunking())
+        questions += [qa["question"].strip() for p in article["paragraphs"] for qa in p["qas"]]
+    base = make_searcher("bm25", chunks)
+    paged, generator, k = collapsed(base, "page"), get_generator("extractive"), settings.retrieval.k
+    options = context_options(settings)
+    same_list = same_context = 0
+    for q in questions:
+        plain = prepare(q, base, generator, settings.scope.to_scope(), k=k, neighbours="none", **options)
+        after = prepare(q, paged, generator, settings.scope.to_scope(), k=k, neighbours="after", **options)
+        same_list += [c.chunk.id for c in plain.trace.retrieved] == [c.chunk.id for c in after.trace.retrieved]
+        same_context += [c.chunk.id for c in plain.context] == [c.chunk.id for c in after.context]
+    return len(questions), same_list, same_context, len(chunks)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=Path("../shared/datasets/financebench-dev"))
@@ -77,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache-dir", type=Path, default=Path(".bench-cache/financebench"))
     ap.add_argument("--results", type=Path, default=REPO / "bench" / "RESULTS.md")
     ap.add_argument("--no-append", action="store_true", help="print only; do not rewrite RESULTS.md")
+    ap.add_argument("--squad", type=Path, default=None,
+                    help="also check SQuAD 2.0 dev (no pages): lists and contexts unchanged by collapsing")  # fmt: skip
     args = ap.parse_args(argv)
     files = sorted((args.data / "pdfs").glob("*.pdf"))
     if args.only:
@@ -132,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label}: page in list {listed}/{n}, in context {shown}/{n}, figure {figured}/{with_figure}",
               file=sys.stderr, flush=True)  # fmt: skip
     lines = [
-        f"{SECTION} ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)",
+        f"{SECTION}, {args.method} ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)",
         "",
         f"Machine: {header}.  ",
         f"Command: `python bench/financebench_answers.py {shlex.join(argv if argv is not None else sys.argv[1:])}`  ",
@@ -146,11 +187,20 @@ def main(argv: list[str] | None = None) -> int:
     for label, listed_share, shown_share, figured, with_figure, abstained in rows:
         lines.append(f"| {label} | {listed_share:.2f} | {shown_share:.2f} | "
                      f"{figured}/{with_figure} ({figured / max(with_figure, 1):.0%}) | {abstained} |")  # fmt: skip
+    if args.squad is not None:
+        n, same_list, same_context, n_chunks = squad_check(args.squad, settings)
+        lines += [
+            "",
+            f"SQuAD 2.0 dev (`--squad {args.squad}`): {n} questions over {n_chunks} chunks of Markdown articles "
+            f"(no pages), BM25, top {k}: the list with `collapse: page` equals the list without collapsing for "
+            f"{same_list}/{n} questions, and the context with neighbours `after` equals the context with `none` "
+            f"for {same_context}/{n}: an unpaged corpus is untouched by construction.",
+        ]
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_append:
         old = args.results.read_text(encoding="utf-8") if args.results.exists() else ""
-        args.results.write_text(replace_section(old, SECTION, text), encoding="utf-8")
+        args.results.write_text(replace_section(old, f"{SECTION}, {args.method} (", text), encoding="utf-8")
     return 0
 
 
