@@ -44,8 +44,12 @@ def report_pdf(path: Path) -> None:
         pdf.text(72, y, line)
         y += 13
     y += 24
-    rows = [("(Millions)", "2022", "2021"), ("Liability balance at June 30", "$ 118", "$ 120"),
-            ("Cash paid", "(25)", "(30)"), ("Liability balance at December 31", "$ 93", "$ 90")]
+    rows = [
+        ("(Millions)", "2022", "2021"),
+        ("Liability balance at June 30", "$ 118", "$ 120"),
+        ("Cash paid", "(25)", "(30)"),
+        ("Liability balance at December 31", "$ 93", "$ 90"),
+    ]
     for label, a, b in rows:
         pdf.text(72, y, label)
         pdf.text(360, y, a)
@@ -223,3 +227,18 @@ def test_the_lab_lists_the_stores_own_labels_never_the_examples(store: Path) -> 
     service = parse_service_settings({**anonymous, "labels": str(labels)})
     own = TestClient(create_app(ServiceState(store, Settings(), service)))
     assert [q["id"] for q in own.get("/lab/questions").json()] == ["own"]
+
+
+def test_a_first_hybrid_search_shows_its_embedding_as_plain_lines(folder: Path, store: Path) -> None:
+    """The first dense or hybrid search embeds every chunk: stderr says so, line by line, not a terminal."""
+    work = store.parent
+    fresh = cli("ingest", str(folder), "--store", "hybrid-store", cwd=work)
+    assert fresh.returncode in (0, 1), fresh.stderr
+    done = cli("search", "office hours on weekdays", "--store", "hybrid-store", "--method", "hybrid", cwd=work)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("embedding chunks:")]
+    assert lines and re.match(r"embedding chunks: 0/\d+ chunks", lines[0])
+    total = lines[0].split("/")[1].split()[0]
+    assert lines[-1].startswith(f"embedding chunks: {total}/{total} chunks")
+    again = cli("search", "office hours on weekdays", "--store", "hybrid-store", "--method", "hybrid", cwd=work)
+    assert "embedding chunks" not in again.stderr  # cached: nothing to wait for

@@ -17,8 +17,13 @@ def chunk(doc: str, n: int, text: str, page: int, kind: str = "text") -> Chunk:
 
 
 # the prose of a page ranks first; the table on the same page holds the figure
-PROSE = chunk("amcor", 106, "The restructuring liability balance at December 31, 2022 was reviewed by the "
-                            "restructuring committee, which reports the restructuring liability each quarter.", 40)
+PROSE = chunk(
+    "amcor",
+    106,
+    "The restructuring liability balance at December 31, 2022 was reviewed by the "
+    "restructuring committee, which reports the restructuring liability each quarter.",
+    40,
+)
 TABLE = chunk("amcor", 105, "| Item | Amount |\n| --- | --- |\n| Balance at December 31, 2022 | $93 |", 40,
               kind="table")  # fmt: skip
 OTHER = [chunk("amcor", 200 + n, f"Restructuring plans of segment {n} closed plants in the year.", 50 + n)
