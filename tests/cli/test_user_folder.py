@@ -210,7 +210,7 @@ def test_eval_at_80_columns_warns_plainly_and_suggests_a_floor(store: Path) -> N
     assert ".py" not in done.stderr and "LabelWarning" not in done.stderr
     assert "suggested floor for bm25:" in done.stdout.replace("\n", " ")
     html = (store.parent / "report.html").read_text(encoding="utf-8")
-    assert "answer accuracy" in html and "abstention recall" in html
+    assert "answer accuracy" in html and "abstention recall" in html and "suggested floor for bm25" in html
 
 
 def test_the_lab_lists_the_stores_own_labels_never_the_examples(store: Path) -> None:

@@ -144,6 +144,15 @@ def _answers_section(run: Mapping[str, Any]) -> str:
     return "\n".join(out + ["</table>"])
 
 
+def _floor_note(run: Mapping[str, Any]) -> str:
+    found = run.get("suggested_floor")
+    if not found:
+        return ""
+    from evidencedesk.evaluation.floor import FloorSuggestion
+
+    return f"<p id=suggested-floor>{escape(FloorSuggestion(**found).sentence(str(run.get('method', ''))))}</p>"
+
+
 def _failures_table(run: Mapping[str, Any]) -> str:
     failing = [q for q in run.get("questions", []) if q.get("findings")]
     if not failing:
@@ -187,6 +196,7 @@ def render_report(
         _label_chart(run),
         _strategies_table(run),
         _answers_section(run),
+        _floor_note(run),
     ]
     if curves:
         pts = {name: [(float(i), float(v)) for i, v in enumerate(c, 1)] for name, c in curves.items()}
