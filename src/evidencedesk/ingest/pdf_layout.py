@@ -11,8 +11,7 @@
   the body is not; never a bulleted list item or a line that ends on "and", "of", "the" (a phrase cut
   off), which would otherwise head every later section ("AMCOR PLC > • attractive relative growth, and"),
   nor a form's check-box line ("o TRANSITION REPORT PURSUANT TO ..."). Heading levels follow the font
-  size, larger first, so heading paths nest; in a document of five pages or more, a style seen on the
-  first page only (a cover) ranks below every other, so the cover's headings head only the cover.
+  size, larger first, so heading paths nest.
 - Tables: runs of lines ending in two or more figures (amounts, percentages, years, dashes), with
   label-only lines between them, become GFM pipe tables whose first row is the header; a line of
   figures alone is the continuation of the label above it.
@@ -224,20 +223,8 @@ def _right_margin(lines: Sequence[Line]) -> float:
     return edges[int(0.9 * (len(edges) - 1))] if edges else 0.0
 
 
-COVER_FROM_PAGES = 5  # a document this long may have a cover page whose headings head nothing after it
-
-
 def _levels(blocks: Sequence[Block]) -> dict[tuple[float, bool], int]:
-    """Heading level per (size, bold), larger first. In a long document, a style used on the first page
-    only (a filing's cover: "UNITED STATES SECURITIES AND EXCHANGE COMMISSION") comes after every other
-    style, so the first heading of the body closes it instead of sitting under it."""
-    headings = [b for b in blocks if b.kind == "heading"]
-    styles = sorted({(b.lines[0].size, b.lines[0].bold) for b in headings}, reverse=True)
-    first = min((b.page for b in blocks), default=1)
-    if max((b.page for b in blocks), default=first) - first + 1 >= COVER_FROM_PAGES:
-        later = {(b.lines[0].size, b.lines[0].bold) for b in headings if b.page > first}
-        if later:
-            styles = [s for s in styles if s in later] + [s for s in styles if s not in later]
+    styles = sorted({(b.lines[0].size, b.lines[0].bold) for b in blocks if b.kind == "heading"}, reverse=True)
     return {style: min(n + 1, 6) for n, style in enumerate(styles)}
 
 
@@ -252,8 +239,7 @@ def to_markdown(pages: list[list[Line]]) -> tuple[str, list[int]]:
 
 
 def layout(pages: list[list[Line]]) -> tuple[str, list[int], str | None]:
-    """``to_markdown``'s text and pages, and the document's title: its first heading in the largest heading
-    font (a cover's title stays the title even when the cover's headings rank below the body's)."""
+    """``to_markdown``'s text and pages, and the document's title: its first heading in the largest heading font."""
     pages = drop_running_lines(pages)
     body_size, body_bold = _body_style(pages)
     blocks: list[Block] = []
