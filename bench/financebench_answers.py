@@ -196,6 +196,16 @@ def main(argv: list[str] | None = None) -> int:
             f"{same_list}/{n} questions, and the context with neighbours `after` equals the context with `none` "
             f"for {same_context}/{n}: an unpaged corpus is untouched by construction.",
         ]
+    lines += [
+        "",
+        "`neighbours none` is how `ask` worked before: the chunks collapsing folded behind their page's best chunk",
+        "never reached the context. With `after` they fill the budget left once every listed chunk is in; at the",
+        "default 800 tokens five 120-word chunks nearly fill it, so the share of contexts holding the gold page",
+        "rarely moves here, while a small chunk (a table row block, as in tests/cli/test_user_folder.py) does get",
+        "in. `score` lets folded chunks displace other pages and lowers that share. The answer-figure column is",
+        "the extractive generator's: it seldom quotes a table figure on these filings, whatever the context.",
+        "",
+    ]
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_append:
