@@ -221,6 +221,10 @@ class Desk:
         # None: no limit. Otherwise a step that would hold every chunk in memory (an in-memory index,
         # a re-chunking) over a store with more chunks raises TooLargeForMemory (the service sets it)
         self.max_memory_chunks: int | None = None
+        # None: long steps report nothing. Otherwise ``step_progress(step)`` gives the progress callback of a
+        # step a search or an answer waits for ("embedding chunks": the dense leg's first use); the CLI
+        # draws it on stderr
+        self.step_progress: Callable[[str], Callback] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
@@ -396,6 +400,8 @@ class Desk:
         chunks = self.store.chunks()
         self._chunks = chunks
         params = searcher_params(self.settings, method, cache, names)
+        if "dense" in legs and self.step_progress is not None:
+            self.embed(self.step_progress("embedding chunks"))  # with progress: the searcher finds them cached
         return Serialized(make_searcher(method, chunks, tenant_statistics=split, **params))
 
     def check_memory(self, what: str, hint: str) -> None:
@@ -657,6 +663,7 @@ class Desk:
         over: tuple[Searcher, Sequence[Chunk]] | None = None,
         save: bool = True,
         owner: str | None = None,
+        explain_abstention: bool = False,
     ) -> dict[str, Any]:
         """Answer with validated citations, or abstain; returns what ``evidencedesk ask --json`` prints.
 
@@ -665,13 +672,16 @@ class Desk:
         ``rewrite`` asks for query rewriting steps; ``label`` adds the labelled question's diagnosis.
         ``over`` answers from other chunks than the store's (a searcher and its chunks: the web lab's
         re-chunkings). The trace is stored unless ``save`` is False, as made by the API key ``owner``
-        when one is named (the HTTP service names the caller's). ``ask_stream`` takes the same
-        arguments and hands out the answer as it is written.
+        when one is named (the HTTP service names the caller's). ``explain_abstention``: when the answer
+        abstains, search again without the scope and say, in ``outside_scope``, which documents outside it
+        matched and why they are out (superseded, expired, another audience...): for whoever owns the store
+        (the CLI sets it); the service never does, since that would tell a caller about hidden documents.
+        ``ask_stream`` takes the same arguments and hands out the answer as it is written.
         """
         with self.ask_stream(
             question, scope, generator=generator, method=method, k=k, candidates=candidates, rerank=rerank,
             budget_tokens=budget_tokens, floor=floor, dedup_threshold=dedup_threshold, order=order,
-            rewrite=rewrite, label=label, over=over, save=save, owner=owner,
+            rewrite=rewrite, label=label, over=over, save=save, owner=owner, explain_abstention=explain_abstention,
         ) as events:  # fmt: skip
             for event in events:
                 if isinstance(event, AnswerDone):
@@ -697,6 +707,7 @@ class Desk:
         over: tuple[Searcher, Sequence[Chunk]] | None = None,
         save: bool = True,
         owner: str | None = None,
+        explain_abstention: bool = False,
     ) -> AskStream:
         """``ask``, handed out as it is written: ``AnswerDelta`` events (pieces of the answer text), then
         one ``AnswerDone`` whose ``result`` is exactly what ``ask`` returns for the same arguments.
@@ -757,6 +768,8 @@ class Desk:
                 checked, trace = item
                 out = result_dict(checked, trace, by_id)
                 out["searcher"] = searcher_label(searcher)
+                if explain_abstention and out.get("abstained"):
+                    out["outside_scope"] = outside_scope(searcher.search(question, k, Scope.everything()), the_scope)
                 if save:
                     self.store.save_trace(trace.id, out, owner=owner)
                 yield AnswerDone(out)
@@ -844,6 +857,10 @@ class Desk:
             curves=curves,
         ).to_dict()
         run["labels"] = str(labels) if isinstance(labels, str | Path) else "(labels)"
+        from evidencedesk.evaluation.floor import suggest_floor
+
+        suggested = suggest_floor(results)
+        run["suggested_floor"] = suggested.to_dict() if suggested is not None else None
         if answers is not None:
             from evidencedesk.evaluation.answers import evaluate_answers
 
@@ -994,6 +1011,22 @@ class Desk:
         return compare(dict(run_a), dict(run_b), threshold)
 
 
+def outside_scope(found: Sequence[Candidate], scope: Scope) -> list[dict[str, Any]]:
+    """The documents outside ``scope`` among ``found`` (a search without the scope) that rank above every
+    document inside it: ``[{doc_id, chunk_id, rank, why}]``, one per document, best first. Empty when the
+    best match is inside the scope."""
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for c in found:
+        why = scope.excludes(c.chunk.metadata, c.chunk.doc_id)
+        if why is None:
+            break  # an allowed document ranks here: what follows is not "only" outside text
+        if c.chunk.doc_id not in seen:
+            seen.add(c.chunk.doc_id)
+            out.append({"doc_id": c.chunk.doc_id, "chunk_id": c.chunk.id, "rank": c.rank, "why": why})
+    return out
+
+
 def labelled_questions(labels: str | Path) -> Sequence[Any]:
     """The labels of a ``labels.jsonl`` file (a shortcut for ``evaluation.labels.load_labels``)."""
     from evidencedesk.evaluation.labels import load_labels
@@ -1010,5 +1043,6 @@ __all__ = [
     "candidate_rows",
     "labelled_questions",
     "leg_names",
+    "outside_scope",
     "searcher_tokenizer",
 ]

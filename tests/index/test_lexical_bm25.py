@@ -306,11 +306,18 @@ def test_per_language_terms_match_each_chunk_in_its_own_language() -> None:
         assert searcher.search("সাইকেল ফেরত", 1, EVERYTHING)[0].chunk.id == "bn:c0"
 
 
+@pytest.mark.parametrize("compiled", [True, False])
 @pytest.mark.parametrize("n_docs", [300, 6000])
-def test_top_selects_what_top_k_over_every_score_selects(n_docs: int) -> None:
+def test_top_selects_what_top_k_over_every_score_selects(
+    n_docs: int, compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``BM25Index.top`` (selection while summing) against ``top_k`` over all scores: the same rows in
-    the same order with the same scores, with ties, fewer matches than k, masks and cached views."""
+    the same order with the same scores, with ties, fewer matches than k, masks and cached views; by
+    the compiled pass and by NumPy (what a process does before it has loaded the compiled pass)."""
+    from evidencedesk.index import bm25
     from evidencedesk.index.top_rows import top_k
+
+    monkeypatch.setattr(bm25, "kernel_loaded", lambda: compiled)
 
     rng = np.random.default_rng(n_docs)
     vocab = [f"w{n}" for n in range(60)]

@@ -118,3 +118,49 @@ def test_document_properties_give_title_and_dates() -> None:
 def test_outside_metadata_wins_over_document_properties() -> None:
     doc = parse_pdf(_filing(), "acme-2023.pdf", {"title": "Annual report", "status": "superseded"})
     assert doc.title == "Annual report" and doc.metadata.status == "superseded"
+
+
+def test_a_bold_bullet_or_a_cut_phrase_never_heads_later_sections() -> None:
+    """A list item set in a large bold font ("• attractive relative growth, and") is text: before, it became
+    a heading that every later section of the filing sat under."""
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.core_fonts_encoding = "windows-1252"  # holds the bullet
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", style="B", size=18)
+    pdf.text(72, 80, "ACME PLC")
+    pdf.set_font("Helvetica", style="B", size=13)
+    pdf.text(72, 120, "• attractive relative growth, and")
+    pdf.text(72, 140, "strong cash flow of the")
+    pdf.set_font("Helvetica", style="B", size=12)
+    pdf.text(72, 180, "Item 7. Results of Operations")
+    pdf.set_font("Helvetica", size=10)
+    for n, y in enumerate(range(200, 320, 13)):
+        pdf.text(72, y, f"Net sales grew in every region in the year and line {n} says so plainly.")
+    doc = parse_pdf(bytes(pdf.output()), "acme.pdf")
+    chunks = chunk_document(doc, ChunkingConfig("structure", size=60))
+    sales = next(c for c in chunks if "Net sales grew" in c.text)
+    assert sales.location.heading_path == ("ACME PLC", "Item 7. Results of Operations")
+    assert not any(h.startswith("•") or h.endswith(" the") for c in chunks for h in c.location.heading_path)
+
+
+def test_a_check_box_line_of_a_cover_is_never_a_heading() -> None:
+    """A filing's cover lists its form types behind check boxes ("o TRANSITION REPORT ..." when the box
+    font has no glyph): in a bold font they were headings that later sections sat under."""
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", style="B", size=18)
+    pdf.text(72, 80, "UNITED STATES SECURITIES AND EXCHANGE COMMISSION")
+    pdf.set_font("Helvetica", style="B", size=12)
+    pdf.text(72, 120, "x ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d)")
+    pdf.text(72, 140, "o TRANSITION REPORT PURSUANT TO SECTION 13 OR 15(d)")
+    pdf.set_font("Helvetica", size=10)
+    for n, y in enumerate(range(170, 260, 13)):
+        pdf.text(72, y, f"Commission file number 001-12345, line {n}, for the fiscal year ended December 31, 2023.")
+    doc = parse_pdf(bytes(pdf.output()), "filing.pdf")
+    assert doc.title == "UNITED STATES SECURITIES AND EXCHANGE COMMISSION"
+    chunks = chunk_document(doc, ChunkingConfig("structure", size=60))
+    cover = next(c for c in chunks if "Commission file number" in c.text)
+    assert cover.location.heading_path == ("UNITED STATES SECURITIES AND EXCHANGE COMMISSION",)
+    assert not any(h[:2] in ("o ", "x ") for c in chunks for h in c.location.heading_path)

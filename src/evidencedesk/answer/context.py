@@ -114,13 +114,15 @@ def assemble(
     dedup_threshold: float | None = 0.8,
     order: str = "score",
     tokenizer: Any = None,
+    neighbours: Sequence[Candidate] = (),
 ) -> AssembledContext:
     """Floor, de-duplicate, fit the budget, order and label ``candidates``.
 
     ``budget_tokens`` caps the whole delimited block (delimiters and labels included).
     ``dedup_threshold=None`` keeps near-duplicates. Candidates are considered best first (score,
     then rank); a candidate that does not fit the budget is dropped and smaller ones after it
-    may still fit.
+    may still fit. ``neighbours`` (chunks collapsed into a candidate: same page) are considered after
+    every candidate, in the order given, through the same steps: they fill the budget that is left.
     """
     if budget_tokens < 1:
         raise ValueError(f"budget_tokens: must be >= 1, got {budget_tokens}")
@@ -128,7 +130,7 @@ def assemble(
         raise ValueError(f"dedup_threshold: must be in (0, 1] or None, got {dedup_threshold}")
     if order not in ORDERS:
         raise ValueError(f"order: must be one of {', '.join(ORDERS)}, got {order!r}")
-    best_first = sorted(candidates, key=lambda c: (-c.score, c.rank))
+    best_first = sorted(candidates, key=lambda c: (-c.score, c.rank)) + list(neighbours)
     dropped: list[Dropped] = []
     kept: list[Candidate] = []
     tokens = count_tokens(render([]), tokenizer)

@@ -75,6 +75,10 @@ def _merge(first: list[Finding], more: list[Finding]) -> list[Finding]:
     return sorted(out, key=lambda f: STAGE_ORDER.index(f.stage) if f.stage in STAGE_ORDER else len(STAGE_ORDER))
 
 
+NEIGHBOURS = ("after", "score", "none")
+NEIGHBOURS_DEFAULT = "after"
+
+
 @dataclass
 class Prepared:
     """Everything before generation: the (rewritten) question, the context shown, and the trace so far."""
@@ -98,8 +102,14 @@ def prepare(
     order: str = "score",
     rewrite: RewriteStep | None = None,
     diversify: Callable[[list[Candidate], int], list[Candidate]] | None = None,
+    neighbours: str = NEIGHBOURS_DEFAULT,
 ) -> Prepared:
     """Rewrite, retrieve inside the scope, rerank and assemble the context (``ask``'s stages before generation).
+
+    A collapsed search (``retrieval.collapse``) shows one chunk per page; the chunks of the same page it
+    folded away still reach the context stage (``neighbours``): ``after`` considers them once every
+    ranked chunk is in (they fill the budget that is left), ``score`` ranks them among the others by
+    their own scores, ``none`` leaves them out.
 
     The trace's prompt is what ``generator`` will be sent: its own ``messages(question, context)``
     when it has them (the language-model generators), else ``build_prompt``'s layout.
@@ -124,7 +134,12 @@ def prepare(
         final = diversify(pool, k) if diversify is not None else pool[:k]
     trace.reranked = final
     with trace.timed("context"):
-        assembled = assemble(final, budget_tokens, floor, dedup_threshold, order)
+        folds = {c.chunk.id: c.folded for c in retrieved if c.folded}  # a reranker's candidates lose them
+        extra = [f for c in final for f in (c.folded or folds.get(c.chunk.id, ()))] if neighbours != "none" else []
+        if neighbours == "score":
+            assembled = assemble([*final, *extra], budget_tokens, floor, dedup_threshold, order)
+        else:
+            assembled = assemble(final, budget_tokens, floor, dedup_threshold, order, neighbours=extra)
         shown = list(assembled.candidates)
         own = getattr(generator, "messages", None)
         messages = own(rewritten.question, shown) if callable(own) else build_prompt(rewritten.question, assembled)
@@ -177,6 +192,7 @@ def ask(
     rewrite: RewriteStep | None = None,
     diagnose: Callable[[Trace], Sequence[Finding]] | None = None,
     diversify: Callable[[list[Candidate], int], list[Candidate]] | None = None,
+    neighbours: str = NEIGHBOURS_DEFAULT,
 ) -> tuple[ValidatedAnswer, AskTrace]:
     """Answer ``question`` from the chunks ``searcher`` finds inside ``scope``; return the answer and its trace.
 
@@ -190,7 +206,7 @@ def ask(
     from the whole (reranked) pool of ``candidates``.
     """
     prepared = prepare(question, searcher, generator, scope, k, candidates, reranker, budget_tokens, floor,
-                       dedup_threshold, order, rewrite, diversify)  # fmt: skip
+                       dedup_threshold, order, rewrite, diversify, neighbours)  # fmt: skip
     with prepared.trace.timed("generation"):
         generation = generator.generate(prepared.question, prepared.context, prepared.trace.prompt)
     return finish(prepared, generation, generator, chunks_by_id, diagnose)

@@ -153,10 +153,12 @@ def store_label(location: str) -> str:
     return redact_url(location)
 
 
-def open_desk(settings: Settings, store: str | None, *, existing: bool = True) -> Desk:
+def open_desk(settings: Settings, store: str | None, *, existing: bool = True, lines: bool = True) -> Desk:
     """A Desk over ``store`` (default: the config's store), a folder or a postgresql:// URL.
 
     ``existing``: the command reads, so a folder without a store is an error (and none is created).
+    Long steps (embedding the corpus for a first dense search) show progress on stderr: a bar on a
+    terminal, else plain lines unless ``lines`` is false (``--json``).
     A store that cannot be opened or reached raises StoreError naming it (a URL without password).
     """
     from evidencedesk.desk import Desk
@@ -169,7 +171,11 @@ def open_desk(settings: Settings, store: str | None, *, existing: bool = True) -
         path = Path(location)
         if existing and not Desk.holds_store(path):
             fail(f"no store at {path}: run `evidencedesk ingest FOLDER --store {path}` first")
-    return Desk(location, settings)
+    from evidencedesk.cli.waits import Waits
+
+    desk = Desk(location, settings)
+    desk.step_progress = Waits(err_console, lines=lines).step  # a first dense search embeds the corpus
+    return desk
 
 
 def config_scope(settings: Settings, valid_at: str | None = None) -> Scope:

@@ -49,6 +49,15 @@ def _print_answer(out: dict[str, Any]) -> None:
     title = "[bold yellow]Abstained[/]" if out["abstained"] else "[bold green]Answer[/]"
     console.print(title)
     console.print(out["answer"], highlight=False, markup=False)
+    outside = out.get("outside_scope") or []
+    if outside:
+        named = "; ".join(f"{o['doc_id']} ({o['why']})" for o in outside[:3])
+        console.print(
+            f"Only text outside the scope matched best: {named}. Widen the scope (--status, --audience, "
+            f"--valid-at any ...) to see it.",
+            highlight=False,
+            markup=False,
+        )
     if out["sources"]:
         console.print("\n[bold]Citations[/]")
         for cid, where in out["sources"].items():
@@ -143,8 +152,8 @@ def ask_command(
         fail(f"--candidates must be >= k (got k={settings.retrieval.k}, candidates={candidates})", 2)
     scope = config_scope(settings, valid_at)
     rewrite = RewriteOptions(normalise, decompose, tuple(paraphrase or ()), hyde)
-    with open_desk(settings, store) as desk:
-        out = desk.ask(question, scope, method=method, rerank=rerank, rewrite=rewrite)
+    with open_desk(settings, store, lines=not as_json) as desk:
+        out = desk.ask(question, scope, method=method, rerank=rerank, rewrite=rewrite, explain_abstention=True)
     if as_json:
         print_json(out)
         return
@@ -170,7 +179,7 @@ def trace_command(
 ) -> None:
     """Show a stored trace in full: every stage's input and output, timings and findings."""
     settings = load_config(config)
-    with open_desk(settings, store) as desk:
+    with open_desk(settings, store, lines=not as_json) as desk:
         data = desk.trace(trace_id)
     if data is None:
         fail(f"no trace {trace_id!r} in {store_label(store or settings.store)}")

@@ -58,15 +58,26 @@ def _settings(
 
 
 def _labels(path: Path) -> list[Any]:
+    """The labels of ``path``; its warnings (unknown fields) are printed to stderr as plain lines."""
+    import warnings
+
     from evidencedesk import load_labels
     from evidencedesk.errors import LabelError
+    from evidencedesk.evaluation.labels import LabelWarning
 
     try:
-        labels = load_labels(path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", LabelWarning)
+            labels = load_labels(path)
     except FileNotFoundError as exc:
         fail(str(exc))
     except LabelError as exc:
         fail(str(exc))
+    for w in caught:
+        if issubclass(w.category, LabelWarning):
+            err_console.print(f"[yellow]warning[/]: {w.message}", highlight=False)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if not labels:
         fail(f"no labels in {path}")
     return labels
@@ -92,12 +103,16 @@ def _print_run(run: dict[str, Any]) -> None:
     console.print(overall)
     k = run["k"]
     shown = [f"{m}@{k}" for m in _TAG_METRICS] + ["abstain"]
+    # a cell is "mean ±SE": on a narrow terminal the SE wraps under the mean, nothing is cut
     tags = Table(title="per tag: mean ±SE (all metrics: --json or --html)")
-    for col in ("slice", "n", *shown, ""):
-        tags.add_column(col, justify="left" if col == "slice" else "right")
+    tags.add_column("slice", no_wrap=True, overflow="fold")
+    tags.add_column("n", justify="right", no_wrap=True)
+    for col in shown:
+        tags.add_column(col, justify="right", min_width=5, overflow="fold")
+    tags.add_column("note", overflow="fold")
     for name, stats in run["slices"].items():
         n = max((st["n"] for st in stats.values()), default=0)
-        cells = [f"{stats[m]['mean']:.2f}±{stats[m]['se']:.2f}" if m in stats else "-" for m in shown]
+        cells = [f"{stats[m]['mean']:.2f} ±{stats[m]['se']:.2f}" if m in stats else "-" for m in shown]
         tags.add_row(name, str(n), *cells, "[yellow]small n[/]" if n < SMALL_N else "")
     console.print(tags)
     _print_counts(run)
@@ -158,6 +173,18 @@ def _print_answers(res: dict[str, Any]) -> None:
     console.print(rates)
 
 
+def _print_floor(run: dict[str, Any]) -> None:
+    from evidencedesk.evaluation.floor import FloorSuggestion
+
+    found = run.get("suggested_floor")
+    if found:
+        console.print(FloorSuggestion(**found).sentence(run["method"]), highlight=False)
+    elif not any(not q["answerable"] for q in run.get("questions", [])):
+        console.print("no floor suggested: add unanswerable labels (answerable: false) to learn one", highlight=False)
+    else:
+        console.print("no floor suggested: on these labels no score floor does better than none", highlight=False)
+
+
 @app.command("eval")
 def eval_command(
     labels_path: LabelsArg,
@@ -196,7 +223,7 @@ def eval_command(
     _check(method, k, others)
     settings, method, k, floor, scope = _settings(config, method, k, floor, [status, audience, lang, tenant], valid_at)
     labels = _labels(labels_path)
-    with open_desk(settings, store) as desk:
+    with open_desk(settings, store, lines=not as_json) as desk:
         run = desk.evaluate(
             labels, method, k, scope, floor=floor, methods=others,
             answers=(generator_name or settings.generator.name) if answers else None, save=save,
@@ -213,6 +240,7 @@ def eval_command(
     _print_run(run)
     if run.get("answers"):
         _print_answers(run["answers"])
+    _print_floor(run)
     if html is not None:
         console.print(f"report: {html}", highlight=False)
     if run_id is not None:
@@ -238,7 +266,7 @@ def diagnose(
     _check(method, k, [])
     settings, method, k, floor, scope = _settings(config, method, k, floor, [status, audience, lang, tenant], valid_at)
     labels = _labels(labels_path)
-    with open_desk(settings, store) as desk:
+    with open_desk(settings, store, lines=not as_json) as desk:
         failing = desk.diagnose(labels, method, k, scope, floor)
     if as_json:
         print_json(

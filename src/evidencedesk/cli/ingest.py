@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from evidencedesk import IngestReport
 
 
+_NAMED = 20  # documents named per line of the report (all of them with --json)
+
+
 def _print_report(report: IngestReport) -> None:
     table = Table(
         title=f"build {report.build_id} · chunking {report.chunking.get('name')} {report.chunking.get('hash')}"
@@ -43,6 +46,11 @@ def _print_report(report: IngestReport) -> None:
             continue
         unit = "files" if step == "files" else "chunks embedded"
         console.print(f"{step}: {done['count']} {unit} in {done['seconds']:.1f} s ({done['per_second']:.1f}/s)")
+    for name, colour in (("added", "green"), ("updated", "cyan"), ("removed", "magenta"), ("skipped", "dim")):
+        ids = getattr(report, name)
+        if ids:
+            shown = ", ".join(ids[:_NAMED]) + (f" and {len(ids) - _NAMED} more" if len(ids) > _NAMED else "")
+            console.print(f"[{colour}]{name}[/] ({len(ids)}): {shown}", highlight=False, markup=True)
     for failure in report.failed:
         kept = f" (stored version of {failure['kept']} kept)" if failure.get("kept") else ""
         console.print(f"[red]failed[/] {failure['path']}: {failure['reason']}{kept}", highlight=False)
@@ -83,6 +91,9 @@ def ingest(
     keep_missing: Annotated[
         bool, typer.Option("--keep-missing", help="Keep stored documents whose file is gone.")
     ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit 1 when any file failed (the others are still stored).")
+    ] = False,
     embed: Annotated[
         bool,
         typer.Option(
@@ -92,14 +103,7 @@ def ingest(
     as_json: JsonOpt = False,
 ) -> None:
     """Ingest a folder: unchanged files are skipped by hash, changed files re-chunked, removed files dropped."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from evidencedesk.cli.waits import Waits
 
     flags = {
         "--chunker": ("chunker.name", chunker),
@@ -114,40 +118,18 @@ def ingest(
         fail(f"no such folder: {path}")
     if not path.is_dir():
         fail(f"not a folder: {path}")
-    with open_desk(settings, store, existing=False) as desk, Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err_console,
-        transient=True,
-        disable=as_json,
-    ) as bar:
-        task = bar.add_task("ingesting", total=None, rate="")
-
-        def progress(done: int, total: int, name: str) -> None:
-            speed = bar.tasks[0].speed
-            rate = f"{speed:.1f} files/s" if speed else ""
-            bar.update(task, completed=done, total=total or None, description=name[-40:], rate=rate)
-
-        embedding_task = bar.add_task("embedding chunks", total=None, rate="", visible=False)
-
-        def embedding(done: int, total: int, model: str) -> None:
-            speed = bar.tasks[-1].speed
-            rate = f"{speed:.0f} chunks/s" if speed else ""
-            bar.update(embedding_task, completed=done, total=total or None, rate=rate, visible=True)
-
+    with open_desk(settings, store, existing=False) as desk, Waits(err_console, lines=not as_json) as waits:
         report = desk.ingest(
             path,
             max_bytes=max_bytes,
-            progress=progress,
+            progress=waits.step("reading files"),
             remove_missing=not keep_missing,
             embed=embed,
-            embed_progress=embedding,
+            embed_progress=waits.step("embedding chunks"),
         )
     if as_json:
         print_json(report.to_dict())
     else:
         _print_report(report)
+    if strict and report.failed:
+        fail(f"--strict: {len(report.failed)} file(s) failed to ingest", 1)

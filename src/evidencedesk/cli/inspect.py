@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from evidencedesk.cli.app import ConfigOpt, JsonOpt, StoreOpt, app, console, fail, load_config, open_desk, print_json
 
@@ -48,17 +49,27 @@ def docs(store: StoreOpt = None, config: ConfigOpt = None, as_json: JsonOpt = Fa
     if as_json:
         print_json(rows)
         return
-    table = Table(title=f"{len(rows)} documents in {store_label(store or settings.store)}")
-    table.add_column("id", no_wrap=True)
-    table.add_column("title", ratio=1)
-    for name in ("status", "audience", "lang"):
-        table.add_column(name)
-    table.add_column("valid", no_wrap=True)
-    table.add_column("chunks", justify="right")
+    console.print(docs_table(rows, f"{len(rows)} documents in {store_label(store or settings.store)}"))
+
+
+def docs_table(rows: list[dict[str, Any]], title: str) -> Table:
+    """Id, status, tenant and chunk count never shrink (an id folds onto a second line rather than being
+    cut); title, audience, language, version and validity share the last column, which wraps."""
+    table = Table(title=title, show_lines=False)
+    widest = min(max((len(r["id"]) for r in rows), default=2), 30)
+    table.add_column("id", no_wrap=True, overflow="fold", min_width=widest)
+    table.add_column("status", no_wrap=True, min_width=max((len(r["status"]) for r in rows), default=6))
+    table.add_column("tenant", no_wrap=True, overflow="fold")
+    table.add_column("chunks", justify="right", no_wrap=True)
+    table.add_column("title; audience · lang · valid", ratio=1, overflow="fold")
     for r in rows:
-        valid = _validity(r["valid_from"], r["valid_to"])
-        table.add_row(r["id"], r["title"], r["status"], r["audience"], r["lang"], valid, str(r["n_chunks"]))
-    console.print(table)
+        details = [r["audience"], r["lang"], _validity(r["valid_from"], r["valid_to"])]
+        if r.get("version"):
+            details.insert(2, f"v{r['version']}")
+        about = Text(r["title"] or "")
+        about.append("\n" + " · ".join(details), style="dim")
+        table.add_row(r["id"], r["status"], r["tenant"], str(r["n_chunks"]), about)
+    return table
 
 
 @app.command()
@@ -81,8 +92,8 @@ def chunks(
         print_json([c.to_dict() for c in found])
         return
     table = Table(title=f"{len(found)} chunks of {doc_id}")
-    table.add_column("id", no_wrap=True)
-    table.add_column("kind")
+    table.add_column("id", no_wrap=True, overflow="fold")
+    table.add_column("kind", no_wrap=True)
     table.add_column("location", ratio=1)
     table.add_column("text", ratio=2)
     for c in found:

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from evidencedesk.cli.app import (
     METHODS,
@@ -29,22 +30,33 @@ from evidencedesk.cli.app import (
 )
 
 
+def place(location: dict[str, Any]) -> str:
+    """Where a chunk is: its page(s) when its source has pages (a PDF), else its lines."""
+    pages = location.get("pages") or []
+    if pages:
+        return f"page {pages[0]}" if pages[0] == pages[-1] else f"pages {pages[0]}-{pages[-1]}"
+    first, last = location["first_line"], location["last_line"]
+    return f"line {first}" if first == last else f"lines {first}-{last}"
+
+
 def _table(rows: list[dict[str, Any]], title: str, legs: list[str]) -> Table:
+    """Rank, chunk id (never cut: it is what ``chunks`` and citations name), score and leg ranks keep their
+    width; the source (path, heading, page or lines) and the shared words wrap."""
     table = Table(title=title)
-    table.add_column("rank", justify="right")
-    table.add_column("chunk id")
-    table.add_column("score", justify="right")
+    table.add_column("rank", justify="right", no_wrap=True)
+    table.add_column("chunk id", no_wrap=True, overflow="fold", min_width=max(len(r["chunk_id"]) for r in rows))
+    table.add_column("score", justify="right", no_wrap=True)
     for leg in legs:
         table.add_column(f"{leg} rank", justify="right")
-    table.add_column("source")
-    table.add_column("shared words")
+    table.add_column("source", ratio=3, overflow="fold")
+    table.add_column("shared words", ratio=2)
     for r in rows:
         loc = r["location"]
         heading = " > ".join(loc["heading_path"]) or "(top)"
-        where = f"{r['source_path']} · {heading}, lines {loc['first_line']}-{loc['last_line']}"
+        where = f"{r['source_path']} · {place(loc)} · {heading}"
         ranks = {p["source"]: str(p["rank"]) for p in r["parts"]}
         cells = [str(r["rank"]), r["chunk_id"], f"{r['score']:.4f}", *(ranks.get(leg, "-") for leg in legs)]
-        table.add_row(*cells, where, ", ".join(r["shared_words"]))
+        table.add_row(*cells, Text(where), Text(", ".join(r["shared_words"])))  # text, never markup
     return table
 
 
@@ -83,7 +95,7 @@ def search(
         fail(f"--legs: a hybrid fuses at least two legs, got {legs!r}", 2)
     scope = config_scope(settings, valid_at)
 
-    with open_desk(settings, store) as desk:
+    with open_desk(settings, store, lines=not as_json) as desk:
         rows = desk.search_rows(query, settings.retrieval.k, method, scope, names)
         legs_shown = leg_names(desk.searcher(method, names))
         stored = sum(desk.store.chunk_counts().values()) if not rows else 0

@@ -39,6 +39,14 @@ def serve(
             "several tenants and anonymous access is on.",
         ),
     ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            "--labels",
+            help="Labelled questions (JSON lines) the lab lists and POST /eval scores; overrides the keys file's "
+            "labels:. Default: none, or the bundled example's labels over the example store.",
+        ),
+    ] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "info",
     as_json: JsonOpt = False,
 ) -> None:
@@ -55,6 +63,10 @@ def serve(
         if anonymous_tenant:
             scope = service.anonymous_scope.model_copy(update={"tenants": list(anonymous_tenant)})
             service = service.model_copy(update={"anonymous_scope": scope})
+        if labels is not None:
+            if not labels.is_file():
+                fail(f"--labels: no such file: {labels}", 2)
+            service = service.model_copy(update={"labels": labels.resolve()})
         check_bind(service, host)
     except ConfigError as exc:
         fail(str(exc), 2)
@@ -82,6 +94,7 @@ def serve(
         "anonymous": service.allow_anonymous,
         "keys": [k.name for k in service.keys],
         "ingest_root": str(service.ingest_root) if service.ingest_root else None,
+        "labels": str(service.labels) if service.labels else None,
     }
     if as_json:
         print_json(info)

@@ -5,8 +5,8 @@ best grade among the label's gold phrases that sit whole in the chunk's text tog
 their ``with`` companions (a table row needs its header). Texts are compared after turning runs of
 whitespace into one space, and nothing else.
 
-``labels.jsonl`` holds one JSON object per line: ``id``, ``question``, ``tags``, ``answerable``,
-``gold`` (a list of ``{"evidence", "grade", "with"}``), and optional ``answer`` and ``reason``.
+``labels.jsonl`` holds one JSON object per line: ``id``, ``question``, ``answerable``, ``gold`` (a list
+of ``{"evidence", "grade", "with"}``), and optional ``tags``, ``answer`` and ``reason``.
 
 Tags are free-form strings chosen by whoever writes the labels (``paraphrase``, ``de``, ``billing``...):
 evaluation computes a slice for every tag that appears. One tag has a meaning of its own:
@@ -34,7 +34,7 @@ TAGS = ("exact_term", "paraphrase", "bangla", "structured", "stale", "staff", "u
 UNANSWERABLE_TAG = "unanswerable"
 GRADES = (1, 2)
 _LABEL_KEYS = {"id", "question", "tags", "answerable", "gold", "answer", "reason"}
-_REQUIRED = ("id", "question", "tags", "answerable", "gold")
+_REQUIRED = ("id", "question", "answerable", "gold")  # tags, answer and reason may be left out
 _GOLD_KEYS = {"evidence", "grade", "with", "section"}
 
 
@@ -185,8 +185,7 @@ class _Line:
 
     def tags(self) -> tuple[str, ...]:
         value = self.obj.get("tags")
-        if value is None:
-            self.bad("tags", "missing")
+        if value is None:  # optional: a label without tags counts in the overall figures only
             return ()
         if not isinstance(value, list) or any(not isinstance(t, str) or not t.strip() for t in value):
             self.bad("tags", "must be a list of non-empty strings")

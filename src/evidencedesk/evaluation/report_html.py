@@ -3,7 +3,8 @@
 The page loads nothing from outside (inline CSS, inline SVG, no script). It shows the overall
 metrics, a per-tag table with n, standard error and small-slice flags, label counts with and
 without the filter, the strategies comparison, recall@k curves per method, recall against context
-words for several chunk sizes, and the failing questions with their first finding.
+words for several chunk sizes, the answer metrics (when the run answered its questions, as
+``evidencedesk eval`` does by default), and the failing questions with their first finding.
 """
 
 from __future__ import annotations
@@ -109,6 +110,49 @@ def _strategies_table(run: Mapping[str, Any]) -> str:
     return "\n".join(out + ["</table>"])
 
 
+def _rate(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _answers_section(run: Mapping[str, Any]) -> str:
+    """The answer metrics ``evidencedesk eval`` prints for the same run: retrieval against answer
+    correctness (four cells) and the rates with their counts."""
+    res = run.get("answers")
+    if not res:
+        return ""
+    cells = {name: cell["count"] for name, cell in res["table"]["cells"].items()}
+    right = res["abstained_unanswerable"]
+    abstained = res["abstained_answerable"] + right
+    rates = [
+        ("answer accuracy", res["accuracy"], f"{res['correct']}/{res['n_answerable']} answerable"),
+        ("faithfulness", res["faithfulness"], f"{res['supported_sentences']}/{res['sentences']} sentences"),
+        ("citation validity", res["citation_validity"], f"{res['citations_valid']}/{res['answers_generated']} answers"),
+        ("abstention precision", res["abstention_precision"], f"{right}/{abstained} abstained"),
+        ("abstention recall", res["abstention_recall"], f"{right}/{res['n_unanswerable']} unanswerable"),
+    ]
+    out = [
+        f"<h2>Answers ({escape(str(res['generator']))}, {res['n_answerable']} answerable questions)</h2>",
+        "<table id=answers-table><tr><th class=l></th><th>answer correct and supported</th>"
+        "<th>answer wrong or unsupported</th></tr>",
+        f"<tr><td class=l>gold in context</td><td>{cells['working']}</td>"
+        f"<td>{cells['generation or context failure']}</td></tr>",
+        f"<tr><td class=l>gold not in context</td><td>{cells['right without evidence']}</td>"
+        f"<td>{cells['retrieval miss']}</td></tr></table>",
+        "<table id=answer-rates><tr><th class=l>measure</th><th>value</th><th>counts</th></tr>",
+    ]
+    out += [f"<tr><td class=l>{m}</td><td>{_rate(v)}</td><td>{escape(c)}</td></tr>" for m, v, c in rates]
+    return "\n".join(out + ["</table>"])
+
+
+def _floor_note(run: Mapping[str, Any]) -> str:
+    found = run.get("suggested_floor")
+    if not found:
+        return ""
+    from evidencedesk.evaluation.floor import FloorSuggestion
+
+    return f"<p id=suggested-floor>{escape(FloorSuggestion(**found).sentence(str(run.get('method', ''))))}</p>"
+
+
 def _failures_table(run: Mapping[str, Any]) -> str:
     failing = [q for q in run.get("questions", []) if q.get("findings")]
     if not failing:
@@ -151,6 +195,8 @@ def render_report(
         "<h2>Label counts</h2>",
         _label_chart(run),
         _strategies_table(run),
+        _answers_section(run),
+        _floor_note(run),
     ]
     if curves:
         pts = {name: [(float(i), float(v)) for i, v in enumerate(c, 1)] for name, c in curves.items()}

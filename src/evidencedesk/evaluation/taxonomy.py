@@ -85,6 +85,7 @@ def _answer_path(label: Label, trace: Trace, top: list[Candidate], k: int, index
         deeper = [r for g in missing if (r := _first_rank(g, trace.retrieved)) is not None and r > k]
         if deeper:
             detail += f"; found at rank {min(deeper)}"
+        detail += _collapsed_away(missing, top, trace)
         scope = _scope_of(trace)
         if scope is not None and not any(g.held_by(c) and scope.allows_chunk(c) for g in missing for c in indexed):
             detail += "; it is only in chunks outside the scope"
@@ -113,6 +114,22 @@ def _answer_path(label: Label, trace: Trace, top: list[Candidate], k: int, index
             )
         )
     return out
+
+
+def _collapsed_away(missing: Sequence[Gold], top: Sequence[Candidate], trace: Trace) -> str:
+    """Names the chunk holding a missing answer that collapsing folded into a listed chunk of its page."""
+    for rank, kept in enumerate(top, 1):
+        for folded in kept.folded:
+            if any(g.held_by(folded.chunk) for g in missing):
+                pages = folded.chunk.location.pages
+                where, unit = (f"page {pages[0]}", "page") if pages else ("its document", "document")
+                shown = any(c.chunk.id == folded.chunk.id for c in trace.context)
+                fate = "it reached the context as a same-page neighbour" if shown else "it did not reach the context"
+                return (
+                    f"; collapsed away: {folded.chunk.id} holds it but shares {where} with rank {rank} "
+                    f"({kept.chunk.id}), and retrieval.collapse keeps one chunk per {unit} in the list; {fate}"
+                )
+    return ""
 
 
 def _stale(top: list[Candidate], day: date) -> list[Finding]:

@@ -26,10 +26,14 @@ import numpy as np
 
 from evidencedesk.index.bm25_weight import check_params, term_weight
 from evidencedesk.index.counts import TermCounts
-from evidencedesk.index.postings_kernel import best_rows  # numba itself is imported on first use
+from evidencedesk.index.postings_kernel import best_rows, kernel_loaded  # numba is imported on first use
+from evidencedesk.index.top_rows import top_k
 
 _CACHED_VIEWS = 8
 _SAMPLE = 256  # rows sampled for the floor under the best scores
+# A query with at most this many postings is searched by NumPy while the compiled pass is not loaded yet
+# (loading numba and its cached kernel takes most of a second; NumPy sums a million postings in milliseconds).
+NUMPY_UNTIL = 1_000_000
 
 
 def lucene_idf(n_docs: int, df: np.ndarray) -> np.ndarray:
@@ -91,7 +95,13 @@ class Postings:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The best ``k`` rows holding a term (allowed only), best first, ties by ``tie[row]``: what
         ``top_k`` over ``accumulate`` gives, summed and selected in one compiled pass over the
-        postings of the distinct ``term_ids`` (see ``postings_kernel``)."""
+        postings of the distinct ``term_ids`` (see ``postings_kernel``). Until a process has loaded that
+        pass, a query with few postings is answered by NumPy instead (the same rows and scores): a
+        one-shot command would otherwise wait longer for numba than for its search."""
+        if not kernel_loaded():
+            ip = self.bounds
+            if sum(ip[t + 1] - ip[t] for t in term_ids) <= NUMPY_UNTIL:
+                return top_k(*self.accumulate(term_ids, n_rows, allowed, best=k), k, tie)
         return best_rows(self.indptr, self.rows, self.scores, term_ids, n_rows, k, tie, allowed)
 
 

@@ -22,6 +22,7 @@ CREATE TABLE IF NOT EXISTS embeddings (
 """
 _LOOKUP_BATCH = 500  # stays well below SQLite's limit on bound parameters
 _EMBED_BLOCK = 512  # texts embedded (and stored) per step
+_REPORT_BATCHES = 2  # progress is reported after every this many batches of a block
 
 
 def text_hash(text: str) -> str:
@@ -101,16 +102,26 @@ def _embed_misses(
 ) -> None:
     """Embed the missing texts block by block, storing each block at once: an interrupted run keeps its work.
 
-    ``on_progress(done, total, model)`` is called after each block."""
+    ``on_progress(done, total, model)`` is called after every ``_REPORT_BATCHES`` batches, so a slow
+    embedder still shows movement every few seconds."""
     digests = sorted(missing, key=lambda d: len(missing[d]))  # similar lengths share a block: less padding
     bar = progress_bar() if progress else None
     if bar is not None:
         bar.start()
         task = bar.add_task(f"embedding ({embedder.name})", total=len(digests))
+    if on_progress is not None:
+        on_progress(0, len(digests), embedder.name)  # the wait starts now: say so before the first batch
     try:
         for start in range(0, len(digests), _EMBED_BLOCK):
             block = digests[start : start + _EMBED_BLOCK]
-            fresh = np.asarray(embedder.embed([missing[d] for d in block], batch_size=batch_size), dtype=np.float32)
+            parts = []
+            step = max(batch_size, 1) * _REPORT_BATCHES
+            for at in range(0, len(block), step):  # reported batch by batch, stored block by block
+                texts = [missing[d] for d in block[at : at + step]]
+                parts.append(np.asarray(embedder.embed(texts, batch_size=batch_size), dtype=np.float32))
+                if on_progress is not None and at + step < len(block):
+                    on_progress(start + at + len(texts), len(digests), embedder.name)
+            fresh = np.concatenate(parts) if len(parts) > 1 else parts[0]
             if fresh.shape != (len(block), embedder.dim):
                 raise ValueError(
                     f"embedder {embedder.name!r} returned shape {fresh.shape}, expected ({len(block)}, {embedder.dim})"

@@ -45,6 +45,11 @@ def kernel() -> Any:
     return _kernel
 
 
+def kernel_loaded() -> bool:
+    """Whether this process has the compiled functions already (``kernel`` or ``warm`` was called)."""
+    return _kernel is not None
+
+
 def _scratch(n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     acc = getattr(_local, "acc", None)
     if acc is None or len(acc) < n_rows:
@@ -133,4 +138,4 @@ def warm() -> None:
         all_best(matrix, q, 1)
 
 
-__all__ = ["best_rows", "best_rows_tf", "kernel", "warm"]
+__all__ = ["best_rows", "best_rows_tf", "kernel", "kernel_loaded", "warm"]

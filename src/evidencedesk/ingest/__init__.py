@@ -6,19 +6,59 @@ Defaults for a file whose metadata nobody declares:
 id from the relative path (lowercased, extension dropped, ``/`` and any character outside
 ``[a-z0-9_-]`` turned into ``-``), status ``current``, audience ``public``, lang ``en``, tenant
 ``default`` (the constants in :mod:`evidencedesk.documents`). Every failure is an IngestError.
+
+The names below load their module on first use, so that a command that only reads a store does not
+import every parser (and the e-mail and PDF libraries behind them).
 """
 
-from evidencedesk.ingest.docx import parse_docx
-from evidencedesk.ingest.eml import parse_eml
-from evidencedesk.ingest.errors import IngestError
-from evidencedesk.ingest.folder import PARSERS, FolderResult, Scan, parse_file, parse_folder, scan
-from evidencedesk.ingest.html import parse_html
-from evidencedesk.ingest.markdown import parse_markdown
-from evidencedesk.ingest.pdf import parse_pdf
-from evidencedesk.ingest.pptx import parse_pptx
-from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES, content_hash, doc_id_from_path
-from evidencedesk.ingest.text import parse_text
-from evidencedesk.ingest.xlsx import parse_xlsx
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evidencedesk.ingest.docx import parse_docx
+    from evidencedesk.ingest.eml import parse_eml
+    from evidencedesk.ingest.errors import IngestError
+    from evidencedesk.ingest.folder import PARSERS, FolderResult, Scan, parse_file, parse_folder, scan
+    from evidencedesk.ingest.html import parse_html
+    from evidencedesk.ingest.markdown import parse_markdown
+    from evidencedesk.ingest.pdf import parse_pdf
+    from evidencedesk.ingest.pptx import parse_pptx
+    from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES, content_hash, doc_id_from_path
+    from evidencedesk.ingest.text import parse_text
+    from evidencedesk.ingest.xlsx import parse_xlsx
+
+_MODULES = {
+    "parse_docx": "docx",
+    "parse_eml": "eml",
+    "IngestError": "errors",
+    "PARSERS": "folder",
+    "FolderResult": "folder",
+    "Scan": "folder",
+    "parse_file": "folder",
+    "parse_folder": "folder",
+    "scan": "folder",
+    "parse_html": "html",
+    "parse_markdown": "markdown",
+    "parse_pdf": "pdf",
+    "parse_pptx": "pptx",
+    "DEFAULT_MAX_BYTES": "raw",
+    "content_hash": "raw",
+    "doc_id_from_path": "raw",
+    "parse_text": "text",
+    "parse_xlsx": "xlsx",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

@@ -22,12 +22,12 @@ import pypdfium2 as pdfium
 from evidencedesk.documents import Document, Section
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.metadata import declared
-from evidencedesk.ingest.pdf_layout import to_markdown
+from evidencedesk.ingest.pdf_layout import layout
 from evidencedesk.ingest.pdf_lines import Line, document_lines
 from evidencedesk.ingest.raw import content_hash
 from evidencedesk.ingest.sections import first_title, headings, sections
 
-READER_VERSION = "pdfium-layout-2"  # part of the content hash: a new reading re-indexes stored PDFs
+READER_VERSION = "pdfium-layout-3"  # part of the content hash: a new reading re-indexes stored PDFs
 _PDF_DATE = re.compile(r"^D?:?(\d{4})(\d{2})?(\d{2})?")
 _WORD = re.compile(r"[^\W\d_]{3}")  # a title without a word of three letters (a filing number) says nothing
 _JUNK_TITLE = re.compile(r"^(untitled|microsoft word|document\d*$|\S+\.(docx?|pdf|indd|htm)$)", re.IGNORECASE)
@@ -117,10 +117,10 @@ def parse_pdf(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) -> 
             pages = ocr_pages(pdf, rel)
     finally:
         pdf.close()
-    text, page_of = to_markdown(pages)
+    text, page_of, heading_title = layout(pages)
     if not text.strip():
         raise IngestError(rel, f"PDF has no text layer ({len(pages)} page(s) without extractable text)")
     info = declared(rel, {**props, **(fields or {})})
     found = headings(text)
     digest = content_hash(raw + READER_VERSION.encode())
-    return info.document(rel, "pdf", text, digest, paged_sections(text, page_of), first_title(found))
+    return info.document(rel, "pdf", text, digest, paged_sections(text, page_of), heading_title, first_title(found))

@@ -8,7 +8,10 @@
   a word hyphenated across a line break is rejoined. A paragraph that does not end a sentence on one
   page continues with the first line of the next page when that line carries on the same text.
 - Headings: a short paragraph (at most 20 words) in a font larger than the body text, or bold when
-  the body is not. Heading levels follow the font size, larger first, so heading paths nest.
+  the body is not; never a bulleted list item or a line that ends on "and", "of", "the" (a phrase cut
+  off), which would otherwise head every later section ("AMCOR PLC > • attractive relative growth, and"),
+  nor a form's check-box line ("o TRANSITION REPORT PURSUANT TO ..."). Heading levels follow the font
+  size, larger first, so heading paths nest.
 - Tables: runs of lines ending in two or more figures (amounts, percentages, years, dashes), with
   label-only lines between them, become GFM pipe tables whose first row is the header; a line of
   figures alone is the continuation of the label above it.
@@ -186,11 +189,18 @@ def _continues(prev: Line, line: Line, text: str, right: float) -> bool:
     return full or not _ends_sentence(text)
 
 
+# a bullet, or a form's check box ("☒ ANNUAL REPORT", "o TRANSITION REPORT" where the box font lost its glyph)
+_SYMBOL_BULLET = re.compile(r"^([•●▪◦■□‣∙·*☐☑☒✓✔]|[xo]\s+(?=[A-Z]))")
+_OPEN_END = {"and", "or", "of", "the", "to", "in", "for", "with", "a", "an"}  # a heading does not end on these
+
+
 def _looks_heading(block: Block, body_size: float, body_bold: bool) -> bool:
     first = block.lines[0]
     words = block.text.split()
     if not words or len(words) > 20 or not any(c.isalpha() for c in block.text) or block.text.endswith(","):
         return False
+    if _SYMBOL_BULLET.match(block.text) or words[-1].lower() in _OPEN_END:
+        return False  # a list item in a large or bold font ("• attractive relative growth, and") is text
     if first.size >= body_size * 1.12 and first.size - body_size >= 1.0:
         return True
     return first.bold and not body_bold and abs(first.size - body_size) < 0.6 and len(words) <= 14
@@ -224,6 +234,12 @@ def _escape(text: str) -> str:
 
 def to_markdown(pages: list[list[Line]]) -> tuple[str, list[int]]:
     """Markdown text of the document and the page of each of its lines (see the module docstring)."""
+    text, page_of, _ = layout(pages)
+    return text, page_of
+
+
+def layout(pages: list[list[Line]]) -> tuple[str, list[int], str | None]:
+    """``to_markdown``'s text and pages, and the document's title: its first heading in the largest heading font."""
     pages = drop_running_lines(pages)
     body_size, body_bold = _body_style(pages)
     blocks: list[Block] = []
@@ -244,6 +260,9 @@ def to_markdown(pages: list[list[Line]]) -> tuple[str, list[int]]:
                 found = found[1:]
         blocks.extend(found)
     levels = _levels(blocks)
+    headings = [b for b in blocks if b.kind == "heading"]
+    largest = max(((b.lines[0].size, b.lines[0].bold) for b in headings), default=None)
+    title = next((b.text for b in headings if (b.lines[0].size, b.lines[0].bold) == largest), None)
     out: list[str] = []
     page_of: list[int] = []
 
@@ -265,4 +284,4 @@ def to_markdown(pages: list[list[Line]]) -> tuple[str, list[int]]:
             emit(table, block.page)
         else:
             emit([_escape(block.text)], block.page)
-    return "\n".join(out) + ("\n" if out else ""), page_of
+    return "\n".join(out) + ("\n" if out else ""), page_of, title

@@ -29,9 +29,13 @@ class Candidate:
     rank: int  # 1-based
     source: str  # the searcher (or fusion) that produced this list
     parts: tuple[Part, ...] = ()
+    # chunks of the same page (or document) that ranked above the list's last result but were collapsed
+    # into this one (``retrieval.collapse``): the list shows one chunk per page, the context may take them
+    folded: tuple[Candidate, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         parts = self.parts or (Part(self.source, self.rank, self.score),)
+        extra = {"collapsed": [c.chunk.id for c in self.folded]} if self.folded else {}
         return {
             "rank": self.rank,
             "chunk_id": self.chunk.id,
@@ -45,6 +49,7 @@ class Candidate:
             "source_path": self.chunk.source,
             "metadata": self.chunk.metadata.to_dict(),
             "parts": [p.to_dict() for p in parts],
+            **extra,
         }
 
 

@@ -35,27 +35,41 @@ def collapse_key(chunk: Chunk, by: str) -> Hashable | None:
 
 
 def collapse(candidates: Sequence[Candidate], k: int, by: str) -> tuple[list[Candidate], bool]:
-    """``(the first k candidates with distinct keys, renumbered from 1; whether any was dropped)``."""
+    """``(the first k candidates with distinct keys, renumbered from 1; whether any was dropped)``.
+
+    A dropped candidate is not lost: it is kept in ``folded`` of the candidate of its page (or document)
+    that stays, so the context stage can still show it (``expand_folded``) and a diagnosis can name it."""
     if by == "page":
         for c in candidates:
             if c.chunk.location.pages:
                 break
         else:  # no candidate has pages: nothing to collapse
             return list(candidates[:k]), False
-    seen: set[Hashable] = set()
+    first: dict[Hashable, int] = {}  # key -> position in kept
     kept: list[Candidate] = []
-    dropped = False
+    folded: dict[int, list[Candidate]] = {}
     for c in candidates:
         key = collapse_key(c.chunk, by)
         if key is not None:
-            if key in seen:
-                dropped = True
+            if key in first:
+                folded.setdefault(first[key], []).append(c)
                 continue
-            seen.add(key)
+            first[key] = len(kept)
         kept.append(c if c.rank == len(kept) + 1 else replace(c, rank=len(kept) + 1))
         if len(kept) == k:
             break
-    return kept, dropped
+    for at, extra in folded.items():
+        kept[at] = replace(kept[at], folded=(*kept[at].folded, *extra))
+    return kept, bool(folded)
+
+
+def expand_folded(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """``candidates`` with each one's folded (collapsed-away) chunks put back right after it, in rank order."""
+    out: list[Candidate] = []
+    for c in candidates:
+        out.append(c)
+        out.extend(c.folded)
+    return out
 
 
 class Collapsed:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from evidencedesk.text.tokenizer import DEFAULT_TOKENIZER, Tokenizer
@@ -11,12 +12,19 @@ if TYPE_CHECKING:
     from evidencedesk.retrieval.lexical import BM25Searcher
 
 
+_CLITIC = re.compile(r"\w['’](\w)\b")  # the "s" of "Amcor's", the "t" of "don't"
+
+
 def shared_words(query: str, text: str, tokenizer: Tokenizer | None = None) -> list[str]:
-    """The query's words (lowercased, first-seen order, no repeats) whose term also occurs in ``text``."""
+    """The query's words (lowercased, first-seen order, no repeats) whose term also occurs in ``text``.
+    The single letter after an apostrophe ("Amcor's") is not a word the query shares with anything."""
     tok = tokenizer or DEFAULT_TOKENIZER
     terms = set(tok.tokenize(text))
+    clitics = {m.group(1).lower() for m in _CLITIC.finditer(query)}
     out: dict[str, None] = {}
     for word in tok.words(query):
+        if len(word) == 1 and word.lower() in clitics:
+            continue
         term = tok.term(word)
         if term is not None and term in terms:
             out.setdefault(word.lower(), None)

@@ -72,6 +72,21 @@ class Scope:
     def allows_chunk(self, chunk: Chunk) -> bool:
         return self.allows(chunk.metadata, chunk.doc_id)
 
+    def excludes(self, meta: Metadata, doc_id: str | None = None) -> str | None:
+        """Why this scope leaves a document out ("status superseded", "valid until 2024-01-31"...), or None."""
+        for name, allowed, value in (("status", self.statuses, meta.status), ("audience", self.audiences,
+                                     meta.audience), ("lang", self.langs, meta.lang), ("tenant", self.tenants,
+                                     meta.tenant)):  # fmt: skip
+            if allowed is not None and value not in allowed:
+                return f"{name} {value}"
+        if self.doc_ids is not None and doc_id not in self.doc_ids:
+            return "not among the documents asked for"
+        if self.check_validity and not meta.valid_on(self.day):
+            if meta.valid_to is not None and self.day > meta.valid_to:
+                return f"valid until {meta.valid_to.isoformat()}"
+            return f"valid from {meta.valid_from.isoformat() if meta.valid_from else '?'}"
+        return None
+
     def mask(self, chunks: Sequence[Chunk]) -> np.ndarray:
         """A boolean array, True where the chunk at that row may be shown."""
         return np.fromiter((self.allows_chunk(c) for c in chunks), dtype=bool, count=len(chunks))

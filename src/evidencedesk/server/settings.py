@@ -7,6 +7,7 @@ the labels the lab and ``POST /eval`` use, and request, rate and cost limits. Ex
 
     allow_anonymous: false                  # the default once a keys file is given
     ingest_root: ./docs
+    labels: ./my-labels.jsonl               # the lab's questions and POST /eval's (or serve --labels FILE)
     keys:
       - name: support-bot
         key_env: SUPPORT_BOT_KEY            # or key: "..." or key_sha256: "<hex digest>"
@@ -162,7 +163,9 @@ class ServiceSettings(_Strict):
     anonymous_lab: bool = False  # may a caller without a key re-chunk in the lab (a new index per chunker)?
     keys: list[KeySpec] = []
     ingest_root: Path | None = None  # server-side folders POST /ingest may read; None: path ingest is off
-    labels: Path | None = None  # labels for the lab and POST /eval; None: the bundled example labels
+    # labels for the lab and POST /eval (``serve --labels`` overrides it); None: the bundled example's labels,
+    # used only over a store holding the example corpus (ServiceState.labels)
+    labels: Path | None = None
     generators: list[str] = ["extractive"]  # generators a request may name (built from the shared config)
     max_k: int = Field(50, ge=1, le=1000)
     max_query_chars: int = Field(2000, ge=1)

@@ -76,6 +76,7 @@ class ServiceState:
         self._corpora: BuildCache[Corpus] = BuildCache(service.lab_cache)
         self._labels_lock = threading.Lock()
         self._labels: dict[Path, tuple[float, list[Label]]] = {}
+        self._example_check: tuple[int | None, bool] | None = None  # (build, store holds the example corpus)
 
     def close(self) -> None:
         self._corpora.clear()
@@ -126,9 +127,18 @@ class ServiceState:
         return name
 
     # -- labels ----------------------------------------------------------------------------------
+    def labels_path(self) -> Path | None:
+        """The labels file of the lab and ``POST /eval``: the ``labels:`` setting (``serve --labels``); without
+        one, the bundled example's labels, but only over a store that holds the example corpus (one of their
+        evidence phrases is in a stored document), so a user's own store never lists another corpus's questions."""
+        if self.service.labels is not None:
+            return self.service.labels
+        bundled = self.service.labels_path()
+        return bundled if bundled is not None and self._holds_example(bundled) else None
+
     def labels(self, path: Path | None = None) -> list[Label]:
-        """The labels of ``path`` (default: the configured or bundled labels), re-read when the file changes."""
-        path = path or self.service.labels_path()
+        """The labels of ``path`` (default: ``labels_path()``), re-read when the file changes."""
+        path = path or self.labels_path()
         if path is None:
             return []
         mtime = path.stat().st_mtime
@@ -140,6 +150,19 @@ class ServiceState:
         with self._labels_lock:
             self._labels[path] = (mtime, labels)
         return labels
+
+    def _holds_example(self, bundled: Path) -> bool:
+        """Whether the store holds a document with an evidence phrase of the bundled labels (checked once per build)."""
+        build = self.desk.build_id()
+        with self._labels_lock:
+            known = self._example_check
+            if known is not None and known[0] == build:
+                return bool(known[1])
+        golds = [g for label in load_labels(bundled, strict=False) for g in label.gold][:20]
+        found = any(g.held_by(d.text) for d in self.each_document() for g in golds)
+        with self._labels_lock:
+            self._example_check = (build, found)
+        return found
 
 
 __all__ = ["Corpus", "ServiceState"]

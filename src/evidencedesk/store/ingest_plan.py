@@ -25,7 +25,6 @@ from typing import Any, Protocol
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import Chunk, Document, tenant_scoped
 from evidencedesk.errors import IngestError
-from evidencedesk.ingest.folder import duplicate_id, parse_file, scan
 from evidencedesk.store.contract import Chunker, Progress
 from evidencedesk.store.records import IngestReport
 
@@ -112,6 +111,8 @@ def read_folder(folder: Path, max_bytes: int) -> FolderListing:
     """
     if max_bytes < 1:
         raise ValueError(f"max_bytes: must be at least 1, got {max_bytes}")
+    from evidencedesk.ingest.folder import parse_file, scan  # the parsers load only when a folder is read
+
     listing = scan(Path(folder))
 
     def parsed() -> Iterator[Document | IngestError]:
@@ -171,6 +172,8 @@ class IngestRun:
         doc = tenant_scoped(doc)  # a document handed in directly, not parsed from a file, is scoped too
         earlier = self.seen.get(doc.id) or self.pending_paths.get(doc.id)
         if earlier is not None:
+            from evidencedesk.ingest.folder import duplicate_id
+
             raise duplicate_id(doc, earlier)
         prev = self.stored.get(doc.id)
         same = prev is not None and prev.fingerprint == document_fingerprint(doc)

@@ -17,18 +17,19 @@ _FUNCTION_WORDS = """a an and are as at be been but by can could do does did for
 STOPWORDS = frozenset(_FUNCTION_WORDS.split())
 
 STOPWORD_LISTS = ("english", "auto")
-"""Names a tokenizer accepts: ``english`` is scikit-learn's list; ``auto`` is each text's language's
-list (``language_stopwords``)."""
+"""Names a tokenizer accepts: ``english`` is scikit-learn's list (shipped as ``english_stopwords.txt``);
+``auto`` is each text's language's list (``language_stopwords``)."""
 DEFAULT_LANG = "en"
 
 
 @cache
 def stopword_list(name: str) -> frozenset[str]:
-    """The named stopword list (``"english"`` imports scikit-learn only when asked for)."""
+    """The named stopword list, read from the package's data (no library is imported for it)."""
     if name == "english":
-        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+        from importlib.resources import files
 
-        return frozenset(ENGLISH_STOP_WORDS)
+        text = files("evidencedesk.text").joinpath("english_stopwords.txt").read_text(encoding="utf-8")
+        return frozenset(w for w in (line.strip() for line in text.splitlines()) if w and not w.startswith("#"))
     raise ValueError(f"stopwords: must be one of {', '.join(STOPWORD_LISTS)} or None, got {name!r}")
 
 

@@ -5,10 +5,27 @@ import { $, clear, el, fmt, highlighted } from "./dom.js";
 const STAGES = ["rewrite", "retrieval", "rerank", "context", "generation", "validation"];
 const GRADE_TEXT = { 2: "labelled relevant: answers", 1: "labelled relevant: context", 0: "not labelled relevant" };
 
+// Where a chunk is: its page(s) when its source has pages (a PDF), else its lines.
+export function place(loc) {
+  const pages = loc.pages || [];
+  if (pages.length) {
+    const first = pages[0], last = pages[pages.length - 1];
+    return first === last ? `page ${first}` : `pages ${first}–${last}`;
+  }
+  return loc.first_line === loc.last_line ? `line ${loc.first_line}` : `lines ${loc.first_line}–${loc.last_line}`;
+}
+
 function where(row) {
   const loc = row.location || {};
   const heading = (loc.heading_path || []).join(" › ") || "(top)";
-  return `${row.source_path || row.doc_id} · ${heading} · lines ${loc.first_line}–${loc.last_line}`;
+  return `${row.source_path || row.doc_id} · ${place(loc)} · ${heading}`;
+}
+
+// The parts a score was made from, for its tooltip: each leg's rank and raw score.
+function scoreParts(row) {
+  const parts = row.parts || [];
+  if (!parts.length) return "";
+  return parts.map((p) => `${p.source}: rank ${p.rank}, raw score ${fmt(p.score)}`).join("\n");
 }
 
 function legRanks(row) {
@@ -31,7 +48,7 @@ export function passage(row, grade, onOpen) {
       { class: "passage-head" },
       el("span", { class: "rank" }, `#${row.rank}`),
       el("button", { type: "button", class: "link", onclick: () => onOpen(row.chunk_id) }, row.chunk_id),
-      el("span", { class: "score" }, `score ${fmt(row.score)}`),
+      el("span", { class: "score", title: scoreParts(row) || null }, `score ${fmt(row.score)}`),
       legRanks(row),
       badge,
     ),
