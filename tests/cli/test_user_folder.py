@@ -149,7 +149,7 @@ def test_docs_at_80_columns_keeps_every_id_status_and_tenant(store: Path) -> Non
     done = cli("docs", "--store", str(store), cwd=store.parent)
     assert done.returncode == 0, done.stderr
     fits(done.stdout)
-    for doc_id in ("annual-report-2022", "travel-allowances", "old-policy", "acme-pricing", "handbook"):
+    for doc_id in ("annual-report-2022", "travel-allowances", "old-policy", "acme:acme-pricing", "handbook"):
         assert re.search(rf"│ {re.escape(doc_id)}\s", done.stdout), doc_id
     assert "superseded" in done.stdout and "acme" in done.stdout and "default" in done.stdout
     assert "…" not in done.stdout

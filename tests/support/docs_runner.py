@@ -237,7 +237,8 @@ def run_pages_parallel(pages: list[Path], root: Path, workers: int = 3) -> dict[
             [sys.executable, __file__, "--workdir", str(workdir), str(page)],
             capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S * 4,
         )
-        return page, (proc.returncode, proc.stdout + proc.stderr)
+        # stderr first: a page's background service may still write to it after the last block's output
+        return page, (proc.returncode, proc.stderr + proc.stdout)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return dict(pool.map(one, enumerate(pages)))
