@@ -126,7 +126,7 @@ class OnnxBgeSmall:
 
     def embed_query(self, text: str) -> np.ndarray:
         """A query's vector: the text read after ``QUERY_INSTRUCTION``."""
-        return self._embed_batch([QUERY_INSTRUCTION + text])[0]
+        return np.asarray(self._embed_batch([QUERY_INSTRUCTION + text])[0], dtype=np.float32)
 
     def __repr__(self) -> str:
         return f"OnnxBgeSmall(name={self.name!r}, dim={self.dim})"
