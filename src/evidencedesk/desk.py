@@ -582,6 +582,7 @@ class Desk:
         over: tuple[Searcher, Sequence[Chunk]] | None = None,
         save: bool = True,
         owner: str | None = None,
+        max_tokens: int | None = None,
     ) -> dict[str, Any]:
         """Answer with validated citations, or abstain; returns what ``evidencedesk ask --json`` prints.
 
@@ -590,13 +591,14 @@ class Desk:
         ``rewrite`` asks for query rewriting steps; ``label`` adds the labelled question's diagnosis.
         ``over`` answers from other chunks than the store's (a searcher and its chunks: the web lab's
         re-chunkings). The trace is stored unless ``save`` is False, as made by the API key ``owner``
-        when one is named (the HTTP service names the caller's). ``ask_stream`` takes the same
-        arguments and hands out the answer as it is written.
+        when one is named (the HTTP service names the caller's). ``max_tokens`` lowers a language
+        model's token limit for this answer (never above ``generator.max_tokens``). ``ask_stream``
+        takes the same arguments and hands out the answer as it is written.
         """
         with self.ask_stream(
             question, scope, generator=generator, method=method, k=k, candidates=candidates, rerank=rerank,
             budget_tokens=budget_tokens, floor=floor, dedup_threshold=dedup_threshold, order=order,
-            rewrite=rewrite, label=label, over=over, save=save, owner=owner,
+            rewrite=rewrite, label=label, over=over, save=save, owner=owner, max_tokens=max_tokens,
         ) as events:  # fmt: skip
             for event in events:
                 if isinstance(event, AnswerDone):
@@ -622,6 +624,7 @@ class Desk:
         over: tuple[Searcher, Sequence[Chunk]] | None = None,
         save: bool = True,
         owner: str | None = None,
+        max_tokens: int | None = None,
     ) -> AskStream:
         """``ask``, handed out as it is written: ``AnswerDelta`` events (pieces of the answer text), then
         one ``AnswerDone`` whose ``result`` is exactly what ``ask`` returns for the same arguments.
@@ -630,7 +633,10 @@ class Desk:
         The arguments and the generator are checked now (a bad value raises here); retrieval and
         generation run as the stream is read. Closing the stream (or leaving its ``with`` block)
         stops generation and stores no trace; ``AskStream.cancel()`` does so from another thread.
-        See ``evidencedesk.answer.stream`` for the contract.
+        A local model's request queue is joined now: ``ModelBusy`` (a ``GenerationError``) when it is
+        full; the place is given back when the stream ends or is closed. With
+        ``generator.answerability_gate`` a language model is asked only when the fitted answerability
+        model says the context answers. See ``evidencedesk.answer.stream`` for the contract.
         """
         from evidencedesk.answer.pipeline import generate_stream, prepare, result_dict
 
@@ -650,6 +656,8 @@ class Desk:
         depth = candidates if candidates is not None else max(s.retrieval.rerank.candidates, k)
         if depth < k:
             raise ConfigError(f"candidates: must be at least k ({k}), got {depth}")
+        if max_tokens is not None and max_tokens < 1:
+            raise ConfigError(f"max_tokens: must be >= 1, got {max_tokens}")
 
         def gen() -> Generator:
             return self.generator(generator)
@@ -660,7 +668,12 @@ class Desk:
         rewriter = build_rewriter(rewrite, gen)
         diversity = build_diversity(s)
         options = context_options(s)
+        gate = self.answerability_gate(answerer, s)
+        on_unsupported = s.generator.on_unsupported
         stop = threading.Event()
+        admit = getattr(answerer, "admit", None)
+        ticket = admit() if callable(admit) else None
+        release = ticket.release if ticket is not None else None
 
         def events() -> Iterator[AskEvent]:
             by_id: Mapping[str, Chunk]
@@ -675,7 +688,11 @@ class Desk:
                 rewrite=rewriter, diversify=diversity, **options,
             )  # fmt: skip
             diagnose = _diagnosis(label, by_id, k)
-            for item in generate_stream(prepared, answerer, by_id, diagnose, should_stop=stop.is_set):
+            stream = generate_stream(
+                prepared, answerer, by_id, diagnose, max_tokens=max_tokens, should_stop=stop.is_set, gate=gate,
+                on_unsupported=on_unsupported,
+            )  # fmt: skip
+            for item in stream:
                 if isinstance(item, str):
                     yield AnswerDelta(item)
                     continue
@@ -684,9 +701,22 @@ class Desk:
                 out["searcher"] = searcher_label(searcher)
                 if save:
                     self.store.save_trace(trace.id, out, owner=owner)
+                if release is not None:
+                    release()
                 yield AnswerDone(out)
 
-        return AskStream(events(), stop)
+        return AskStream(events(), stop, on_close=release)
+
+    def answerability_gate(self, generator: Generator, settings: Settings | None = None) -> Any:
+        """The gate a language-model generator answers behind (``generator.answerability_gate``), or None.
+
+        The extractive generator decides answerability itself, so it gets none."""
+        from evidencedesk.answer.gate import AnswerabilityGate
+
+        s = settings or self.settings
+        if not s.generator.answerability_gate or getattr(generator, "name", "") == "extractive":
+            return None
+        return AnswerabilityGate(self.generator("extractive"))
 
     # -- traces ----------------------------------------------------------------------------------
     def trace(self, trace_id: str, owner: str | None = None) -> dict[str, Any] | None:

@@ -9,6 +9,7 @@ EvidencedeskError
 ├── LabelError         a labels file with bad lines (also a ValueError)
 ├── SnapshotError      a snapshot that is missing, of another format or out of date (also a ValueError)
 ├── GenerationError    a language model that could not be reached or gave no usable reply (also a RuntimeError)
+│   └── ModelBusy      ... because its request queue is full (the service answers 503 with Retry-After)
 └── RequestRefused     a request the service turns down, with its HTTP status
     ├── AccessError    a key that is wrong or does not allow the request (401, 403)
     └── PathRefused    a server-side path a request may not use (400, 403, 404)
@@ -75,6 +76,17 @@ class GenerationError(EvidencedeskError, RuntimeError):
     """A language model could not be reached or gave no usable reply."""
 
 
+class ModelBusy(GenerationError):
+    """A local model's request queue is full; ``retry_after`` is the suggested wait in whole seconds."""
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = max(1, int(retry_after))
+
+    def __reduce__(self) -> tuple[type[ModelBusy], tuple[str, int]]:
+        return ModelBusy, (str(self), self.retry_after)
+
+
 class TooLargeForMemory(EvidencedeskError):
     """A step that would hold every chunk in memory (an in-memory index, a re-chunking) over a store with
     more chunks than the limit set for it (``Desk.max_memory_chunks``; the service's ``max_memory_chunks``)."""
@@ -104,6 +116,7 @@ __all__ = [
     "GenerationError",
     "IngestError",
     "LabelError",
+    "ModelBusy",
     "PathRefused",
     "PgStoreError",
     "RequestRefused",
