@@ -145,8 +145,13 @@ class ServiceState:
         return name
 
     def generator(self, name: str | None) -> Generator:
-        """An enabled generator, built by the Desk with the configured model settings."""
-        return self.desk.generator(self.generator_name(name))
+        """An enabled generator, built by the Desk with the configured model settings; a local model's
+        request queue takes the service's ``model_queue``."""
+        generator = self.desk.generator(self.generator_name(name))
+        queue = getattr(generator, "queue", None)
+        if queue is not None and hasattr(queue, "limit"):
+            queue.limit = self.service.model_queue
+        return generator
 
     # -- labels ----------------------------------------------------------------------------------
     def labels(self, path: Path | None = None) -> list[Label]:
