@@ -54,6 +54,7 @@ SETTINGS: dict[str, Any] = {
     "retrieval": {"legs": [{"method": "bm25"}], "k": 3},
     "generator": {"name": "llama-cpp", "model": "smollm2-135m", "max_tokens": MAX_TOKENS, "answerability_gate": False},
 }
+ANONYMOUS = {"allow_anonymous": True, "anonymous_scope": {"tenants": ["kestrel", "default"]}}
 VARYING = ("trace_id", "timings", "generation")  # the clock, and the timings the generation details hold
 
 
@@ -173,7 +174,7 @@ def test_a_planted_instruction_changes_neither_scope_nor_citations(model: LlamaC
 # -- the service -------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def client(store: Path) -> Iterator[TestClient]:
-    service = parse_service_settings({"allow_anonymous": True, "anonymous_scope": {"tenants": ["kestrel", "default"]}, "generators": ["extractive", "llama-cpp"]})
+    service = parse_service_settings({**ANONYMOUS, "generators": ["extractive", "llama-cpp"]})
     state = ServiceState(store, parse_settings(SETTINGS), service)
     with TestClient(create_app(state)) as c:
         yield c
@@ -209,7 +210,7 @@ def test_sse_ask_streams_deltas_then_a_final_event_with_citations_validation_and
 def test_sse_ask_answers_503_with_retry_after_when_the_queue_is_full(
     model: LlamaCppGenerator, desk: Desk, store: Path
 ) -> None:
-    service = parse_service_settings({"allow_anonymous": True, "anonymous_scope": {"tenants": ["kestrel", "default"]}, "generators": ["llama-cpp"], "model_queue": 0})
+    service = parse_service_settings({**ANONYMOUS, "generators": ["llama-cpp"], "model_queue": 0})
     with TestClient(create_app(ServiceState(store, parse_settings(SETTINGS), service))) as c:
         assert c.post("/ask", json={"question": QUESTION, "max_tokens": 2}).status_code == 200
         assert model.queue.limit == 0  # the service sized the process's one model queue
