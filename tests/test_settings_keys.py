@@ -13,6 +13,7 @@ import json
 import re
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -36,6 +37,7 @@ DOCS = ("returns-v3.md", "returns-v2.md", "shipping.md")
 QUERY = "How many days do I have to return an item and get a refund?"
 FRONTS = ("api", "cli", "http")
 KEY = "k" * 24
+REPLY_DELAY = 0.3  # seconds the fake endpoint takes, so that a shorter generator.timeout_s runs out
 runner = CliRunner()
 HARRIER = (
     "---\nid: hr-returns\nstatus: current\naudience: public\nlang: en\ntenant: harrier\n---\n"
@@ -129,7 +131,7 @@ PROBES: dict[str, tuple[dict[str, Any], str, Any]] = {
     "generator.answerability_gate": (deep(OPENAI, "context.floor", 1000.0), "ask", True),
     # the endpoint's reply holds a supported and an unsupported sentence: dropped, or the whole answer goes
     "generator.on_unsupported": (OPENAI, "ask", "abstain"),
-    "generator.timeout_s": (OPENAI, "ask", 0.000001),
+    "generator.timeout_s": (OPENAI, "ask", 0.05),  # the endpoint takes REPLY_DELAY to answer
     "scope.statuses": (BM25, "search", ["superseded"]),
     "scope.audiences": (BM25, "search", ["staff"]),
     "scope.langs": (BM25, "search", ["de"]),
@@ -171,6 +173,7 @@ class _Chat(BaseHTTPRequestHandler):
             }
         )
         reply = {"choices": [{"message": {"content": _reply(body.get("messages", []))}}]}
+        time.sleep(REPLY_DELAY)
         data = json.dumps(reply).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

@@ -200,7 +200,8 @@ def test_sse_ask_streams_deltas_then_a_final_event_with_citations_validation_and
     result = events[-1]["result"]
     assert "".join(e["text"] for e in events[:-1]) == result["raw_answer"]
     assert result["validation"]["citations"] == result["citations"]
-    assert client.get(f"/traces/{result['trace_id']}").json()["answer"] == result["answer"]
+    stored = client.app.state.service.store.load_trace(result["trace_id"])  # type: ignore[attr-defined]
+    assert stored is not None and stored["answer"] == result["answer"]
     plain = client.post("/ask", json={"question": QUESTION}, headers={"Accept": "text/event-stream"})
     assert _events_of(plain.text)[-1]["result"]["answer"] == result["answer"]
     as_json = client.post("/ask", json={"question": QUESTION, "max_tokens": 2})
