@@ -72,10 +72,12 @@ def ask_timed(desk: Any, question: str, generator: str) -> dict[str, Any]:
     }
 
 
-def financebench_desk(data: Path, work: Path) -> Any:
+def financebench_desk(data: Path, work: Path, method: str) -> Any:
+    from evidencedesk.config import parse_settings
     from evidencedesk.desk import Desk
 
-    desk = Desk(work / "fb-store")
+    settings = parse_settings({"retrieval": {"legs": [{"method": method}]}}) if method != "hybrid" else None
+    desk = Desk(work / "fb-store", settings=settings)
     if not desk.chunks():
         log(f"ingesting the FinanceBench filings into {work / 'fb-store'}")
         desk.ingest(data / "pdfs")
@@ -133,7 +135,7 @@ def run(args: argparse.Namespace) -> None:
             if item["set"] not in desks:
                 desks[item["set"]] = (
                     open_desk(args.squad, args.work) if item["set"] == "squad2"
-                    else financebench_desk(args.financebench, args.work)
+                    else financebench_desk(args.financebench, args.work, args.fb_method)
                 )  # fmt: skip
             desk = desks[item["set"]]
             for generator in GENERATORS:
@@ -248,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=31)
     ap.add_argument("--fb-limit", type=int, default=0, help="FinanceBench questions (0: all)")
     ap.add_argument("--fb-every", type=int, default=4, help="one FinanceBench question after this many SQuAD ones")
+    ap.add_argument("--fb-method", default="hybrid", help="FinanceBench retrieval: hybrid (default) or bm25")
     ap.add_argument("--log", type=Path, default=None, help="JSON lines of every answer (default: WORK/answers.jsonl)")
     ap.add_argument("--until", default="", help="stop asking at this UTC time (HH:MM), then report")
     ap.add_argument("--report", action="store_true", help="only summarise the log")
@@ -275,8 +278,8 @@ def main(argv: list[str] | None = None) -> int:
             "answerability gate on, default retrieval (hybrid, k 5, 800-token context).  ",
             f"Sample: squad2-dev, seed {args.seed}, answerable and unanswerable questions in alternation "
             f"(asked: {results['llama-cpp']['n_answerable']} + {results['llama-cpp']['n_unanswerable']} of the "
-            f"{args.per_class} + {args.per_class} planned); financebench-dev interleaved. Both generators "
-            "answered the same questions in the same run.",
+            f"{args.per_class} + {args.per_class} planned); financebench-dev interleaved (retrieval: "
+            f"{args.fb_method}). Both generators answered the same questions in the same run.",
             "",
             body,
             "",
