@@ -31,10 +31,7 @@ def search(body: SearchRequest, state: StateDep, caller: CallerDep) -> list[dict
     check_k(state, body.k)
     scope = scope_for(caller, body.scope)
     start = time.perf_counter()
-    try:
-        rows = state.desk.search_rows(body.query, body.k, body.method, scope, body.legs)
-    except ValueError as exc:
-        refuse(400, str(exc))
+    rows = state.desk.search_rows(body.query, body.k, body.method, scope, body.legs)
     state.metrics.record_search(len(rows), (time.perf_counter() - start) * 1000)
     return rows
 
@@ -45,13 +42,11 @@ def busy(exc: ModelBusy) -> HTTPException:
 
 
 def open_stream(start: Callable[[], AskStream]) -> AskStream:
-    """``start()`` with the generator's errors as HTTP answers (400, 503 with Retry-After, 503)."""
+    """``start()`` with the generator's errors as HTTP answers (503 with Retry-After when busy, 503)."""
     try:
         return start()
     except ModelBusy as exc:
         raise busy(exc) from None
-    except ValueError as exc:
-        refuse(400, str(exc))
     except (ImportError, FileNotFoundError, GenerationError) as exc:
         refuse(503, f"generator not available: {exc}")
 
@@ -63,8 +58,6 @@ def drain(events: AskStream) -> dict[str, Any]:
             for event in events:
                 if isinstance(event, AnswerDone):
                     return event.result
-    except ValueError as exc:
-        refuse(400, str(exc))
     except GenerationError as exc:
         refuse(503, f"generator failed: {exc}")
     refuse(503, "the generator stopped before it finished its answer")
