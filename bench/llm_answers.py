@@ -119,6 +119,8 @@ def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> None:
+    from evidencedesk.config import override
+
     done = {(r["set"], r["id"], r["generator"]) for r in read_log(args.log)}
     todo = plan(args)
     desks: dict[str, Any] = {}
@@ -137,6 +139,9 @@ def run(args: argparse.Namespace) -> None:
                     open_desk(args.squad, args.work) if item["set"] == "squad2"
                     else financebench_desk(args.financebench, args.work, args.fb_method)
                 )  # fmt: skip
+                desks[item["set"]].settings = override(
+                    desks[item["set"]].settings, **{"generator.timeout_s": args.timeout}
+                )  # a loaded machine evaluates a long prompt slowly: the deadline must not cut the answer
             desk = desks[item["set"]]
             for generator in GENERATORS:
                 if (item["set"], item["id"], generator) in done:
@@ -190,7 +195,7 @@ def summarise(rows: list[dict[str, Any]], generator: str) -> dict[str, Any]:
         "tps_p95": pct([r["tokens_per_s"] for r in model if r.get("tokens_per_s")], 0.95),
         "e2e_p50": pct([r["seconds"] for r in mine], 0.5),
         "e2e_model_p50": pct([r["seconds"] for r in model], 0.5),
-        "timeouts": sum(1 for r in model if r.get("finish_reason") == "timeout"),
+        "timeouts": sum(1 for r in mine if r.get("finish_reason") == "timeout"),
     }
 
 
@@ -251,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fb-limit", type=int, default=0, help="FinanceBench questions (0: all)")
     ap.add_argument("--fb-every", type=int, default=4, help="one FinanceBench question after this many SQuAD ones")
     ap.add_argument("--fb-method", default="hybrid", help="FinanceBench retrieval: hybrid (default) or bm25")
+    ap.add_argument("--timeout", type=float, default=900.0, help="generator.timeout_s for the run")
     ap.add_argument("--log", type=Path, default=None, help="JSON lines of every answer (default: WORK/answers.jsonl)")
     ap.add_argument("--until", default="", help="stop asking at this UTC time (HH:MM), then report")
     ap.add_argument("--report", action="store_true", help="only summarise the log")
