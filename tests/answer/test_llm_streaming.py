@@ -26,7 +26,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from evidencedesk import AnswerDelta, AnswerDone, Desk  # noqa: E402
 from evidencedesk.answer.generators.base import Generation  # noqa: E402
 from evidencedesk.config import parse_settings  # noqa: E402
-from evidencedesk.errors import ModelBusy  # noqa: E402
+from evidencedesk.errors import GenerationError, ModelBusy  # noqa: E402
 from evidencedesk.server.app import create_app  # noqa: E402
 from evidencedesk.server.settings import parse_service_settings  # noqa: E402
 from evidencedesk.server.sse import _events  # noqa: E402
@@ -102,6 +102,14 @@ def test_the_generator_streams_pieces_then_its_generation(model: LlamaCppGenerat
     assert model.generate(QUESTION, context) == last  # greedy, fresh prompt: the same reply
     short = list(model.stream(QUESTION, context, max_tokens=3))[-1]
     assert isinstance(short, Generation) and short.details["tokens"] <= 3 and short.details["max_tokens"] == 3
+
+
+def test_a_deadline_passed_before_the_first_token_is_an_error(model: LlamaCppGenerator, desk: Desk) -> None:
+    context = desk.searcher().search(QUESTION, 3, desk.scope(None))
+    hasty = LlamaCppGenerator(model.model_path, max_tokens=MAX_TOKENS, timeout_s=0.001)
+    assert hasty.llama is model.llama  # one model instance per process
+    with pytest.raises(GenerationError, match="timed out"):
+        hasty.generate(QUESTION, context)
 
 
 def test_ask_stream_gives_deltas_then_one_done_equal_to_ask(model: LlamaCppGenerator, desk: Desk) -> None:

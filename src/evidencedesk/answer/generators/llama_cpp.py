@@ -13,8 +13,9 @@ One model instance per process: generators built for the same file, context size
 share one loaded ``llama_cpp.Llama``, one lock (one request runs at a time) and one bounded
 request queue. ``admit()`` takes a place in that queue, or raises ``ModelBusy`` (with a suggested
 ``retry_after``) when ``queue`` requests already wait. Each request has a token limit (at most
-``max_tokens``) and a deadline (``timeout_s``, waiting for the model included); a reply cut by the
-deadline goes to validation as it stands, and the trace says ``finish_reason: timeout``.
+``max_tokens``) and a deadline (``timeout_s``, waiting for the model and reading the prompt included); a reply cut by
+the deadline goes to validation as it stands, and the trace says ``finish_reason: timeout``; a
+deadline passed before the first token raises ``GenerationError``.
 """
 
 from __future__ import annotations
@@ -312,6 +313,11 @@ class LlamaCppGenerator:
                 close = getattr(pieces, "close", None)
                 if callable(close):
                     close()
+            if finish == "timeout" and not reply:
+                raise GenerationError(
+                    f"{self.model_path.name}: timed out after {self.timeout_s:g} s before the first token "
+                    "(generator.timeout_s)"
+                )
             tail = numbers.flush()
             if tail:
                 yield tail
