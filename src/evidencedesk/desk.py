@@ -702,12 +702,13 @@ class Desk:
         """The gate a language-model generator answers behind (``generator.answerability_gate``), or None.
 
         The extractive generator decides answerability itself, so it gets none."""
-        from evidencedesk.answer.gate import AnswerabilityGate
+        from evidencedesk.answer.gate import AnswerabilityGate, Assessor
 
         s = settings or self.settings
         if not s.generator.answerability_gate or getattr(generator, "name", "") == "extractive":
             return None
-        return AnswerabilityGate(self.generator("extractive"))
+        assessor = self.generator("extractive")
+        return AnswerabilityGate(assessor) if isinstance(assessor, Assessor) else None
 
     # -- traces ----------------------------------------------------------------------------------
     def trace(self, trace_id: str, owner: str | None = None) -> dict[str, Any] | None:

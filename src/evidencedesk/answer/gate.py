@@ -9,13 +9,14 @@ None and the details (probability, threshold, scorer) go into the trace with the
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from evidencedesk.answer.generators.base import Generation
 from evidencedesk.answer.generators.parse import ABSTAIN_ANSWER
 from evidencedesk.retrieval.candidates import Candidate
 
 
+@runtime_checkable
 class Assessor(Protocol):
     """What the gate needs: the extractive generator's ``assess``."""
 
