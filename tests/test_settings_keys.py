@@ -10,8 +10,10 @@ documents; BM25 and TF-IDF keep it fast (the dense keys embed a dozen chunks).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -35,6 +37,7 @@ DOCS = ("returns-v3.md", "returns-v2.md", "shipping.md")
 QUERY = "How many days do I have to return an item and get a refund?"
 FRONTS = ("api", "cli", "http")
 KEY = "k" * 24
+REPLY_DELAY = 0.3  # seconds the fake endpoint takes, so that a shorter generator.timeout_s runs out
 runner = CliRunner()
 HARRIER = (
     "---\nid: hr-returns\nstatus: current\naudience: public\nlang: en\ntenant: harrier\n---\n"
@@ -65,7 +68,8 @@ WIDE = {**BM25, "scope": {"statuses": None, "audiences": None}}
 NORMALIZED = {"retrieval": {**HYBRID["retrieval"], "fusion": {"method": "normalized"}}}
 DENSE = {"retrieval": {"k": 3, "legs": [{"method": "dense"}]}}
 FIXED = {"chunker": {"name": "fixed", "size": 40, "overlap": 0, "unit": "words"}, **BM25}
-OPENAI = {**BM25, "generator": {"name": "openai", "base_url": "@", "model": "m1"}}
+# the gate is off so that the endpoint is asked whatever the answerability model thinks
+OPENAI = {**BM25, "generator": {"name": "openai", "base_url": "@", "model": "m1", "answerability_gate": False}}
 # BM25 over plain words: the (stemming) overlap reranker then lifts a chunk from below the top 3
 PLAIN = {"retrieval": {"k": 3, "legs": [{"method": "bm25", "stem": False, "stopwords": None}]}}
 RRF = {"retrieval": {**HYBRID["retrieval"], "fusion": {"method": "rrf"}}}
@@ -123,6 +127,11 @@ PROBES: dict[str, tuple[dict[str, Any], str, Any]] = {
     "generator.model": (OPENAI, "ask", "m2"),
     "generator.api_key_env": (OPENAI, "ask", "EVIDENCEDESK_TEST_OTHER_KEY"),
     "generator.max_tokens": (OPENAI, "ask", 17),
+    # nothing reaches the context (floor), so the gate abstains without asking the endpoint
+    "generator.answerability_gate": (deep(OPENAI, "context.floor", 1000.0), "ask", True),
+    # the endpoint's reply holds a supported and an unsupported sentence: dropped, or the whole answer goes
+    "generator.on_unsupported": (OPENAI, "ask", "abstain"),
+    "generator.timeout_s": (OPENAI, "ask", 0.05),  # the endpoint takes REPLY_DELAY to answer
     "scope.statuses": (BM25, "search", ["superseded"]),
     "scope.audiences": (BM25, "search", ["staff"]),
     "scope.langs": (BM25, "search", ["de"]),
@@ -137,6 +146,15 @@ GONE: set[str] = set()  # keys removed from the model stay listed here while old
 # no cross-encoder ships with the packages here: the base names a model that is not there, and the
 # change shows the key is read because each front end's error names the other model
 FAILING_BASE = {"retrieval.rerank.model"}
+
+
+def _reply(messages: list[dict[str, Any]]) -> str:
+    """The first sentence of the first chunk shown, citing it, then a sentence no chunk supports."""
+    shown = re.search(r"<<<CHUNK \[([^\]]+)\][^\n]*>>>\n(.+)", " ".join(str(m.get("content")) for m in messages))
+    if shown is None:
+        return "I don't know."
+    first = re.split(r"(?<=[.!?])\s", shown.group(2).strip())[0].rstrip(".")
+    return f"{first} [{shown.group(1)}]. Purple elephants repair every bicycle for free [{shown.group(1)}]."
 
 
 class _Chat(BaseHTTPRequestHandler):
@@ -154,7 +172,8 @@ class _Chat(BaseHTTPRequestHandler):
                 "auth": self.headers.get("Authorization"),
             }
         )
-        reply = {"choices": [{"message": {"content": "I don't know."}}]}
+        reply = {"choices": [{"message": {"content": _reply(body.get("messages", []))}}]}
+        time.sleep(REPLY_DELAY)
         data = json.dumps(reply).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

@@ -68,6 +68,8 @@ _EXPORTS: dict[str, str] = {
     # evaluation
     "Label": "evidencedesk.evaluation.labels",
     "load_labels": "evidencedesk.evaluation.labels",
+    "LabelWarning": "evidencedesk.evaluation.labels",
+    "FloorSuggestion": "evidencedesk.evaluation.floor",
     "evaluate": "evidencedesk.evaluation.runner",
     "diagnose": "evidencedesk.evaluation.taxonomy",
     "metrics": "evidencedesk.evaluation.metrics",
@@ -92,12 +94,14 @@ __all__ = [
     "EvidencedeskError",
     "ExtractiveGenerator",
     "Finding",
+    "FloorSuggestion",
     "GenerationError",
     "HybridSearcher",
     "IngestError",
     "IngestReport",
     "Label",
     "LabelError",
+    "LabelWarning",
     "Location",
     "LsaSearcher",
     "Metadata",
@@ -157,7 +161,9 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and editors
     from evidencedesk.errors import SnapshotError as SnapshotError
     from evidencedesk.errors import StoreError as StoreError
     from evidencedesk.evaluation import metrics as metrics
+    from evidencedesk.evaluation.floor import FloorSuggestion as FloorSuggestion
     from evidencedesk.evaluation.labels import Label as Label
+    from evidencedesk.evaluation.labels import LabelWarning as LabelWarning
     from evidencedesk.evaluation.labels import load_labels as load_labels
     from evidencedesk.evaluation.runner import evaluate as evaluate
     from evidencedesk.evaluation.taxonomy import diagnose as diagnose

@@ -128,7 +128,14 @@ class GeneratorSettings(_Strict):
     base_url: str | None = None
     model: str | None = None
     api_key_env: str = "EVIDENCEDESK_OPENAI_API_KEY"
-    max_tokens: int = Field(256, ge=1)
+    max_tokens: int = Field(256, ge=1)  # the most tokens one answer may take (a request may ask for fewer)
+    # a language-model generator abstains without being called when the fitted answerability model
+    # says the context does not answer (the extractive generator always decides that way)
+    answerability_gate: bool = True
+    # drop: unsupported sentences are removed (and flagged in the validation); abstain: any unsupported
+    # sentence or citation replaces the whole answer with an abstention
+    on_unsupported: Literal["drop", "abstain"] = "drop"
+    timeout_s: float = Field(120.0, gt=0)  # one answer's deadline, waiting for a busy local model included
 
 
 class ScopeSettings(_Strict):

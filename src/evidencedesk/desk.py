@@ -644,6 +644,18 @@ class Desk:
                 self._generators[chosen] = build_generator(self.settings, chosen)
             return self._generators[chosen]
 
+    def prepare_generator(self, name: str | None = None, *, queue_limit: int | None = None) -> bool:
+        """Build the generator ``name`` now, so that a missing model fails before an answer starts; a local
+        model's request queue takes ``queue_limit`` when one is given. Returns whether the generator writes
+        its answer as it goes (a language model) rather than all at once."""
+        from evidencedesk.answer.generators.base import StreamingGenerator
+
+        built = self.generator(name)
+        queue = getattr(built, "queue", None)
+        if queue_limit is not None and queue is not None and hasattr(queue, "limit"):
+            queue.limit = queue_limit
+        return isinstance(built, StreamingGenerator)
+
     def ask(
         self,
         question: str,
@@ -664,6 +676,7 @@ class Desk:
         save: bool = True,
         owner: str | None = None,
         explain_abstention: bool = False,
+        max_tokens: int | None = None,
     ) -> dict[str, Any]:
         """Answer with validated citations, or abstain; returns what ``evidencedesk ask --json`` prints.
 
@@ -676,12 +689,15 @@ class Desk:
         abstains, search again without the scope and say, in ``outside_scope``, which documents outside it
         matched and why they are out (superseded, expired, another audience...): for whoever owns the store
         (the CLI sets it); the service never does, since that would tell a caller about hidden documents.
-        ``ask_stream`` takes the same arguments and hands out the answer as it is written.
+        ``max_tokens`` lowers a language model's token limit for this answer (never above
+        ``generator.max_tokens``). ``ask_stream`` takes the same arguments and hands out the answer as it
+        is written.
         """
         with self.ask_stream(
             question, scope, generator=generator, method=method, k=k, candidates=candidates, rerank=rerank,
             budget_tokens=budget_tokens, floor=floor, dedup_threshold=dedup_threshold, order=order,
             rewrite=rewrite, label=label, over=over, save=save, owner=owner, explain_abstention=explain_abstention,
+            max_tokens=max_tokens,
         ) as events:  # fmt: skip
             for event in events:
                 if isinstance(event, AnswerDone):
@@ -708,6 +724,7 @@ class Desk:
         save: bool = True,
         owner: str | None = None,
         explain_abstention: bool = False,
+        max_tokens: int | None = None,
     ) -> AskStream:
         """``ask``, handed out as it is written: ``AnswerDelta`` events (pieces of the answer text), then
         one ``AnswerDone`` whose ``result`` is exactly what ``ask`` returns for the same arguments.
@@ -716,7 +733,10 @@ class Desk:
         The arguments and the generator are checked now (a bad value raises here); retrieval and
         generation run as the stream is read. Closing the stream (or leaving its ``with`` block)
         stops generation and stores no trace; ``AskStream.cancel()`` does so from another thread.
-        See ``evidencedesk.answer.stream`` for the contract.
+        A local model's request queue is joined now: ``ModelBusy`` (a ``GenerationError``) when it is
+        full; the place is given back when the stream ends or is closed. With
+        ``generator.answerability_gate`` a language model is asked only when the fitted answerability
+        model says the context answers. See ``evidencedesk.answer.stream`` for the contract.
         """
         from evidencedesk.answer.pipeline import generate_stream, prepare, result_dict
 
@@ -736,6 +756,8 @@ class Desk:
         depth = candidates if candidates is not None else max(s.retrieval.rerank.candidates, k)
         if depth < k:
             raise ConfigError(f"candidates: must be at least k ({k}), got {depth}")
+        if max_tokens is not None and max_tokens < 1:
+            raise ConfigError(f"max_tokens: must be >= 1, got {max_tokens}")
 
         def gen() -> Generator:
             return self.generator(generator)
@@ -746,7 +768,12 @@ class Desk:
         rewriter = build_rewriter(rewrite, gen)
         diversity = build_diversity(s)
         options = context_options(s)
+        gate = self.answerability_gate(answerer, s)
+        on_unsupported = s.generator.on_unsupported
         stop = threading.Event()
+        admit = getattr(answerer, "admit", None)
+        ticket = admit() if callable(admit) else None
+        release = ticket.release if ticket is not None else None
 
         def events() -> Iterator[AskEvent]:
             by_id: Mapping[str, Chunk]
@@ -761,7 +788,11 @@ class Desk:
                 rewrite=rewriter, diversify=diversity, **options,
             )  # fmt: skip
             diagnose = _diagnosis(label, by_id, k)
-            for item in generate_stream(prepared, answerer, by_id, diagnose, should_stop=stop.is_set):
+            stream = generate_stream(
+                prepared, answerer, by_id, diagnose, max_tokens=max_tokens, should_stop=stop.is_set, gate=gate,
+                on_unsupported=on_unsupported,
+            )  # fmt: skip
+            for item in stream:
                 if isinstance(item, str):
                     yield AnswerDelta(item)
                     continue
@@ -772,9 +803,23 @@ class Desk:
                     out["outside_scope"] = outside_scope(searcher.search(question, k, Scope.everything()), the_scope)
                 if save:
                     self.store.save_trace(trace.id, out, owner=owner)
+                if release is not None:
+                    release()
                 yield AnswerDone(out)
 
-        return AskStream(events(), stop)
+        return AskStream(events(), stop, on_close=release)
+
+    def answerability_gate(self, generator: Generator, settings: Settings | None = None) -> Any:
+        """The gate a language-model generator answers behind (``generator.answerability_gate``), or None.
+
+        The extractive generator decides answerability itself, so it gets none."""
+        from evidencedesk.answer.gate import AnswerabilityGate, Assessor
+
+        s = settings or self.settings
+        if not s.generator.answerability_gate or getattr(generator, "name", "") == "extractive":
+            return None
+        assessor = self.generator("extractive")
+        return AnswerabilityGate(assessor) if isinstance(assessor, Assessor) else None
 
     # -- traces ----------------------------------------------------------------------------------
     def save_trace(

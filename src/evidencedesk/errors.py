@@ -10,6 +10,7 @@ EvidencedeskError
 ├── LabelError         a labels file with bad lines (also a ValueError)
 ├── SnapshotError      a snapshot that is missing, of another format or out of date (also a ValueError)
 ├── GenerationError    a language model that could not be reached or gave no usable reply (also a RuntimeError)
+│   └── ModelBusy      ... because its request queue is full (the service answers 503 with Retry-After)
 ├── GraphLayoutError   an ONNX graph that is not the layout the fused MiniLM rebuild knows (also a ValueError)
 ├── TooLargeForMemory  a step that would hold more chunks in memory than its limit allows
 └── RequestRefused     a request the service turns down, with its HTTP status
@@ -83,6 +84,17 @@ class SnapshotError(EvidencedeskError, ValueError):
 
 class GenerationError(EvidencedeskError, RuntimeError):
     """A language model could not be reached or gave no usable reply."""
+
+
+class ModelBusy(GenerationError):
+    """A local model's request queue is full; ``retry_after`` is the suggested wait in whole seconds."""
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = max(1, int(retry_after))
+
+    def __reduce__(self) -> tuple[type[ModelBusy], tuple[str, int]]:
+        return ModelBusy, (str(self), self.retry_after)
 
 
 class GraphLayoutError(EvidencedeskError, ValueError):
@@ -168,6 +180,7 @@ __all__ = [
     "GraphLayoutError",
     "IngestError",
     "LabelError",
+    "ModelBusy",
     "NothingInScope",
     "PathRefused",
     "PgStoreError",

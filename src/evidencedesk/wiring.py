@@ -140,12 +140,14 @@ def generator_params(settings: Settings, name: str) -> dict[str, Any]:
     """The constructor parameters of generator ``name`` from ``generator.*``."""
     gen = settings.generator
     if name == "openai":
-        params: dict[str, Any] = {"base_url": gen.base_url, "model": gen.model, "max_tokens": gen.max_tokens}
+        params: dict[str, Any] = {
+            "base_url": gen.base_url, "model": gen.model, "max_tokens": gen.max_tokens, "timeout": gen.timeout_s,
+        }  # fmt: skip
         key = os.environ.get(gen.api_key_env, "").strip()
         if key:
             params["api_key"] = key
     elif name == "llama-cpp":
-        params = {"model_path": gen.model, "max_tokens": gen.max_tokens}
+        params = {"model_path": gen.model, "max_tokens": gen.max_tokens, "timeout_s": gen.timeout_s}
     else:
         params = {}
     return {k: v for k, v in params.items() if v is not None}

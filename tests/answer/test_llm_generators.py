@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
 import pytest
 
 # Imported before llama_cpp itself, so that llama_cpp's OpenMP threads sleep when idle.
-from evidencedesk.answer.generators.llama_cpp import LlamaCppGenerator, default_model_path
+from evidencedesk.answer.generators.gguf_models import smollm2_path
+from evidencedesk.answer.generators.llama_cpp import LlamaCppGenerator
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is an optional extra: scripts/install-llm.sh installs it")
 
@@ -88,12 +90,12 @@ def _context(*ids: str) -> list[Candidate]:
 
 @pytest.fixture(scope="module")
 def llama_gen() -> LlamaCppGenerator:
-    return LlamaCppGenerator(max_tokens=MAX_TOKENS)
+    return LlamaCppGenerator(smollm2_path(), max_tokens=MAX_TOKENS)
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServerHandle]:
-    handle = start_llama_server(n_ctx=2048)
+    handle = start_llama_server(smollm2_path(), n_ctx=2048)
     yield handle
     handle.stop()
     assert handle.process.returncode is not None, "the server process is still running"
@@ -111,8 +113,8 @@ def generator(request: pytest.FixtureRequest) -> Generator:
     return request.getfixturevalue(name)
 
 
-def test_default_model_is_the_packaged_smollm2() -> None:
-    path = default_model_path()
+def test_the_packaged_smollm2_is_found() -> None:
+    path = smollm2_path()
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert path.stat().st_size > 50_000_000
 
@@ -125,7 +127,9 @@ def test_llama_cpp_answers_from_the_context_and_its_reply_is_parsed(llama_gen: L
     assert llama_gen.name == "llama-cpp"
     assert isinstance(gen, Generation)
     assert gen.raw.strip(), "the model produced no text"
-    assert gen == parse_reply(gen.raw)  # the generation is exactly the parse of the model's raw text
+    # the generation is the parse of the model's text (its [n] already chunk ids), plus what ran
+    assert replace(gen, details={}) == parse_reply(gen.raw)
+    assert gen.details["model"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
     if not gen.abstained:
         assert gen.answer == gen.raw.strip()
         ids_in_text = set(re.findall(r"[\w.-]+:c\d+", gen.answer))
@@ -141,7 +145,7 @@ def test_llama_cpp_is_deterministic(llama_gen: LlamaCppGenerator) -> None:
     llama_gen.chat([{"role": "user", "content": "Say something else entirely."}], max_tokens=8)
     second = llama_gen.generate(question, context, "")
     assert first == second
-    fresh = LlamaCppGenerator(max_tokens=MAX_TOKENS)
+    fresh = LlamaCppGenerator(smollm2_path(), max_tokens=MAX_TOKENS)
     assert fresh.generate(question, context, "") == first
 
 
@@ -153,7 +157,7 @@ def test_llama_cpp_rejects_bad_settings(tmp_path: Path) -> None:
 
 
 def test_a_prompt_longer_than_the_context_window_is_a_clear_error() -> None:
-    small = LlamaCppGenerator(n_ctx=256, max_tokens=8)
+    small = LlamaCppGenerator(smollm2_path(), n_ctx=256, max_tokens=8)
     with pytest.raises(GenerationError, match="SmolLM2"):
         small.chat([{"role": "user", "content": "returns " * 400}])
 
@@ -177,7 +181,7 @@ def test_http_errors_name_the_url_and_never_the_key(server: ServerHandle) -> Non
 
 
 def test_a_started_server_is_gone_after_stop() -> None:
-    with start_llama_server(n_ctx=512) as handle:
+    with start_llama_server(smollm2_path(), n_ctx=512) as handle:
         assert handle.running and port_open(handle.port)
         port = handle.port
     assert handle.process.poll() is not None

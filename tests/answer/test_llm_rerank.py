@@ -53,10 +53,11 @@ def test_construction_is_validated() -> None:
 
 @pytest.fixture(scope="module")
 def smollm2() -> Any:
+    from evidencedesk.answer.generators.gguf_models import smollm2_path
     from evidencedesk.answer.generators.llama_cpp import LlamaCppGenerator  # before llama_cpp: idle threads sleep
 
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is an optional extra: scripts/install-llm.sh")
-    return LlamaCppGenerator(n_ctx=1024, max_tokens=8)
+    return LlamaCppGenerator(smollm2_path(), n_ctx=1024, max_tokens=8)
 
 
 def _ids_scores(candidates: list[Candidate]) -> list[tuple[str, float]]:

@@ -32,6 +32,7 @@ def _example(cls: type[Exception]) -> Exception:
 
 EVERY_CLASS = [row[0] for row in ERROR_TABLE] + [
     errors.PgStoreError, errors.AccessError, errors.PathRefused, errors.WriteRefused, errors.GraphLayoutError,
+    errors.ModelBusy,
 ]  # fmt: skip
 
 
@@ -93,3 +94,4 @@ def test_the_service_answers_as_the_table_says(cls: type[Exception], kestrel_sto
     message = exc.message if isinstance(exc, errors.RequestRefused) else str(exc)
     assert response.json() == {"detail": message}
     assert ("www-authenticate" in response.headers) == (response.status_code == 401)
+    assert ("retry-after" in response.headers) == isinstance(exc, errors.ModelBusy)

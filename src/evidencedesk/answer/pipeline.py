@@ -14,9 +14,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evidencedesk.answer.context import assemble
+from evidencedesk.answer.gate import AnswerabilityGate
 from evidencedesk.answer.generators.base import Generation, Generator, StreamingGenerator
 from evidencedesk.answer.prompt import build_prompt, prompt_text
-from evidencedesk.answer.validate import ValidatedAnswer, validate
+from evidencedesk.answer.validate import DROP, ValidatedAnswer, enforce, validate
 from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.fusion import rrf
@@ -156,8 +157,13 @@ def finish(
     generator: Generator,
     chunks_by_id: Mapping[str, Chunk],
     diagnose: Callable[[Trace], Sequence[Finding]] | None = None,
+    on_unsupported: str = DROP,
 ) -> tuple[ValidatedAnswer, AskTrace]:
-    """Validate ``generation`` against the context shown and complete the trace."""
+    """Validate ``generation`` against the context shown and complete the trace.
+
+    ``on_unsupported``: ``drop`` (unsupported sentences are removed and flagged; the answer is an
+    abstention when none is left) or ``abstain`` (any unsupported sentence or citation replaces the
+    whole answer with an abstention)."""
     trace = prepared.trace
     trace.raw_answer = generation.raw or generation.answer
     trace.generation = {
@@ -166,7 +172,7 @@ def finish(
         **generation.details,
     }
     with trace.timed("validation"):
-        checked = validate(generation, prepared.context, chunks_by_id)
+        checked = enforce(validate(generation, prepared.context, chunks_by_id), on_unsupported)
     trace.answer = checked.answer
     trace.cited = checked.cited
     trace.abstained = checked.abstained
@@ -222,6 +228,8 @@ def generate_stream(
     diagnose: Callable[[Trace], Sequence[Finding]] | None = None,
     max_tokens: int | None = None,
     should_stop: Callable[[], bool] | None = None,
+    gate: AnswerabilityGate | None = None,
+    on_unsupported: str = DROP,
 ) -> Iterator[str | Finished]:
     """Generate and validate for a prepared question: text pieces as they are written, then the
     validated answer and trace (``(ValidatedAnswer, AskTrace)``) as the last item.
@@ -230,14 +238,27 @@ def generate_stream(
     answer comes as one piece. The ``generation`` timing counts only the time spent inside the
     generator, never the time the consumer held a piece; ``first_token_ms`` (in the trace's
     ``generation``) is the time to the first piece. When ``should_stop`` returns True (or the
-    iterator is closed) generation stops and nothing more is yielded.
+    iterator is closed) generation stops and nothing more is yielded. ``gate`` (the answerability
+    gate) runs first: when it abstains the generator is never called. ``on_unsupported`` is
+    ``finish``'s.
     """
     trace = prepared.trace
     stop = should_stop or _never
+    if gate is not None:
+        with trace.timed("gate"):
+            abstention, details = gate.check(prepared.question, prepared.context)
+        trace.generation.update(details)
+        if abstention is not None:
+            checked, trace = finish(prepared, abstention, generator, chunks_by_id, diagnose, on_unsupported)
+            if stop():
+                return
+            yield checked.answer
+            yield checked, trace
+            return
     if not isinstance(generator, StreamingGenerator):
         with trace.timed("generation"):
             generation = generator.generate(prepared.question, prepared.context, trace.prompt)
-        checked, trace = finish(prepared, generation, generator, chunks_by_id, diagnose)
+        checked, trace = finish(prepared, generation, generator, chunks_by_id, diagnose, on_unsupported)
         if stop():
             return
         if checked.answer:
@@ -270,7 +291,12 @@ def generate_stream(
         trace.timings["generation"] = trace.timings.get("generation", 0.0) + spent * 1000
     if generation is None or stop():
         return
-    yield finish(prepared, generation, generator, chunks_by_id, diagnose)
+    if trace.generation.get("first_token_ms") is not None and spent > 0:
+        tokens = generation.details.get("tokens")
+        after_first = spent - trace.generation["first_token_ms"] / 1000
+        if isinstance(tokens, int) and tokens > 1 and after_first > 0:
+            trace.generation["tokens_per_s"] = round((tokens - 1) / after_first, 2)
+    yield finish(prepared, generation, generator, chunks_by_id, diagnose, on_unsupported)
 
 
 def _never() -> bool:

@@ -16,13 +16,14 @@ delta.
 Closing the iterator (``close()``, leaving a ``with`` block, or dropping it) stops generation: the
 model is not asked for another token, and no trace is stored. ``cancel()`` does the same from
 another thread while a ``next()`` is running (the service calls it when a client disconnects); the
-iteration then ends without an ``AnswerDone``.
+iteration then ends without an ``AnswerDone``. What the stream holds (a place in a local model's
+request queue) is given back when it ends, fails or is closed.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
@@ -56,15 +57,27 @@ AskEvent = AnswerDelta | AnswerDone
 class AskStream(Iterator[AskEvent]):
     """The events of one ask. Iterate it, or use it as a context manager so that leaving stops generation."""
 
-    def __init__(self, events: Iterator[AskEvent], stop: threading.Event) -> None:
+    def __init__(
+        self, events: Iterator[AskEvent], stop: threading.Event, on_close: Callable[[], None] | None = None
+    ) -> None:
         self._events = events
         self._stop = stop
+        self._on_close = on_close
 
     def __iter__(self) -> AskStream:
         return self
 
     def __next__(self) -> AskEvent:
-        return next(self._events)
+        try:
+            return next(self._events)
+        except BaseException:  # the end, an error, or a stop: whatever the stream held is given back
+            self._release()
+            raise
+
+    def _release(self) -> None:
+        on_close, self._on_close = self._on_close, None
+        if on_close is not None:
+            on_close()
 
     @property
     def cancelled(self) -> bool:
@@ -82,7 +95,11 @@ class AskStream(Iterator[AskEvent]):
             if callable(close):
                 close()
         except ValueError:  # a next() is running in another thread: it sees the stop flag instead
-            pass
+            return
+        self._release()
+
+    def __del__(self) -> None:
+        self._release()
 
     def __enter__(self) -> AskStream:
         return self

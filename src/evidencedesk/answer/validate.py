@@ -195,8 +195,39 @@ def validate(
     return ValidatedAnswer(joiner.join(kept_parts), tuple(kept_ids), False, "", checks, status, findings, raw)
 
 
+DROP, ABSTAIN = "drop", "abstain"
+ON_UNSUPPORTED = (DROP, ABSTAIN)
+
+
+def enforce(checked: ValidatedAnswer, on_unsupported: str = DROP) -> ValidatedAnswer:
+    """Apply the policy for unsupported content to a validated answer.
+
+    ``drop`` returns it as validated (unsupported sentences removed and flagged). ``abstain``
+    replaces the whole answer with an abstention when any sentence was unsupported or any citation
+    pointed outside the context shown, keeping the checks and findings that say why.
+    """
+    if on_unsupported not in ON_UNSUPPORTED:
+        raise ValueError(f"on_unsupported: must be one of {', '.join(ON_UNSUPPORTED)}, got {on_unsupported!r}")
+    if on_unsupported == DROP or checked.abstained:
+        return checked
+    bad_ids = [cid for cid, status in checked.citation_status.items() if status != SHOWN]
+    if not checked.flagged and not bad_ids:
+        return checked
+    what = [f"{len(checked.flagged)} unsupported sentence(s)"] if checked.flagged else []
+    what += [f"citation(s) of chunks not shown: {', '.join(bad_ids)}"] if bad_ids else []
+    reason = f"the answer held {' and '.join(what)} (on_unsupported: abstain)"
+    answer = "The documents shown do not support the whole answer, so none is given."
+    return ValidatedAnswer(
+        answer, (), True, reason, checked.sentences, checked.citation_status, checked.findings, checked.raw
+    )
+
+
 __all__ = [
+    "ABSTAIN",
+    "DROP",
     "MIN_SHARE",
+    "ON_UNSUPPORTED",
+    "enforce",
     "NOT_SHOWN",
     "SHOWN",
     "UNKNOWN",

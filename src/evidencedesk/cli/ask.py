@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -96,7 +97,14 @@ def ask_command(
         str | None,
         typer.Option("--generator", help="extractive, llama-cpp or openai. Default: the config's (extractive)."),
     ] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model path (llama-cpp) or name (openai).")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="llama-cpp: a GGUF path, qwen2.5-1.5b or smollm2-135m; openai: a model name."),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", help="Token limit of a language model's answer. Default: the config's (256)."),
+    ] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint.")] = None,
     budget: Annotated[
         int | None, typer.Option("--budget", help="Context token budget (cl100k tokens). Default: the config's (800).")
@@ -122,7 +130,10 @@ def ask_command(
     valid_at: ValidAtOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Answer a question from the stored documents, citing a chunk after every sentence, or abstain."""
+    """Answer a question from the stored documents, citing a chunk after every sentence, or abstain.
+
+    A language model's answer (--generator llama-cpp) is printed as it is written; the validated
+    answer (unsupported sentences removed) and its citations follow."""
     from evidencedesk.desk import RewriteOptions
 
     if not question.strip():
@@ -136,6 +147,7 @@ def ask_command(
         "--candidates": ("retrieval.rerank.candidates", candidates),
         "--generator": ("generator.name", generator),
         "--model": ("generator.model", model),
+        "--max-tokens": ("generator.max_tokens", max_tokens),
         "--base-url": ("generator.base_url", base_url),
         "--budget": ("context.budget_tokens", budget),
         "--floor": ("context.floor", floor),
@@ -153,11 +165,36 @@ def ask_command(
     scope = config_scope(settings, valid_at)
     rewrite = RewriteOptions(normalise, decompose, tuple(paraphrase or ()), hyde)
     with open_desk(settings, store, lines=not as_json) as desk:
-        out = desk.ask(question, scope, method=method, rerank=rerank, rewrite=rewrite, explain_abstention=True)
-    if as_json:
-        print_json(out)
-        return
+        if as_json:
+            out = desk.ask(question, scope, method=method, rerank=rerank, rewrite=rewrite, explain_abstention=True)
+            print_json(out)
+            return
+        out = _stream_answer(desk, question, scope, method, rerank, rewrite)
     _print_answer(out)
+
+
+def _stream_answer(desk: Any, question: str, scope: Any, method: Any, rerank: Any, rewrite: Any) -> dict[str, Any]:
+    """Ask, printing a language model's answer as it is written; the validated answer follows it."""
+    from evidencedesk import AnswerDone
+
+    streams = desk.prepare_generator()
+    written: list[str] = []
+    with desk.ask_stream(
+        question, scope, method=method, rerank=rerank, rewrite=rewrite, explain_abstention=True
+    ) as events:
+        for event in events:
+            if isinstance(event, AnswerDone):
+                if written:
+                    sys.stdout.write("\n")
+                    sys.stdout.flush()
+                return event.result
+            if streams:
+                if not written:
+                    console.print("[bold]Writing[/]")
+                written.append(event.text)
+                sys.stdout.write(event.text)
+                sys.stdout.flush()
+    fail("the generator stopped before it finished its answer")
 
 
 def _candidates_table(title: str, rows: list[dict[str, Any]]) -> Table:

@@ -61,9 +61,8 @@ def _labels(path: Path) -> list[Any]:
     """The labels of ``path``; its warnings (unknown fields) are printed to stderr as plain lines."""
     import warnings
 
-    from evidencedesk import load_labels
+    from evidencedesk import LabelWarning, load_labels
     from evidencedesk.errors import LabelError
-    from evidencedesk.evaluation.labels import LabelWarning
 
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -174,7 +173,7 @@ def _print_answers(res: dict[str, Any]) -> None:
 
 
 def _print_floor(run: dict[str, Any]) -> None:
-    from evidencedesk.evaluation.floor import FloorSuggestion
+    from evidencedesk import FloorSuggestion
 
     found = run.get("suggested_floor")
     if found:

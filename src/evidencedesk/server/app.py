@@ -23,7 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from evidencedesk.config import Settings
 from evidencedesk.desk import Desk
-from evidencedesk.errors import EvidencedeskError, RequestRefused, http_status
+from evidencedesk.errors import EvidencedeskError, ModelBusy, RequestRefused, http_status
 from evidencedesk.server import (
     routes_eval,
     routes_ingest,
@@ -100,6 +100,8 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
         message = exc.message if isinstance(exc, RequestRefused) else str(exc)
         message = without_paths(message, state.store_path, state.service.ingest_root)  # never a server path
         headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        if isinstance(exc, ModelBusy):
+            headers = {"Retry-After": str(exc.retry_after)}
         return JSONResponse({"detail": message}, status, headers=headers)
 
     for error in (EvidencedeskError, ValueError):  # a ValueError from below the core: a bad argument

@@ -58,6 +58,10 @@ class AskRequest(_Request):
     floor: float | None = None
     dedup: float | None = Field(None, gt=0, le=1)
     order: Literal["score", "edges"] | None = None
+    stream: bool = Field(False, description="Answer with server-sent events (delta events, then done).")
+    max_tokens: int | None = Field(
+        None, ge=1, description="Token limit of a language model's answer (at most the configured one)."
+    )
 
 
 class EvalRequest(_Request):
@@ -91,6 +95,7 @@ class LabSearchRequest(_Request):
 
 class LabAskRequest(LabSearchRequest):
     generator: str | None = None
+    stream: bool = Field(False, description="Answer with server-sent events (delta events, then done).")
 
 
 class Part(_Open):

@@ -10,16 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
-from evidencedesk import Label, Scope
+from evidencedesk import AskStream, Label, Scope
 from evidencedesk.constants import CHUNKERS, LEGS, METHODS, UNITS
 from evidencedesk.desk import candidate_rows, leg_names, searcher_tokenizer
-from evidencedesk.errors import GenerationError
 from evidencedesk.server.access import Caller
 from evidencedesk.server.deps import CallerDep, StateDep, check_k, check_text, refuse, scope_for
 from evidencedesk.server.labels import label_summary, visible_labels
 from evidencedesk.server.models import LabAskRequest, LabOptions, LabQuestion, LabSearchRequest, LabSearchResponse
+from evidencedesk.server.routes_query import drain, open_stream
+from evidencedesk.server.sse import event_stream, wants_events
 from evidencedesk.server.state import Corpus, ServiceState
 
 router = APIRouter(prefix="/lab", tags=["lab"])
@@ -130,31 +131,41 @@ def lab_search(body: LabSearchRequest, state: StateDep, caller: CallerDep) -> di
 
 
 @router.post("/ask")
-def lab_ask(body: LabAskRequest, state: StateDep, caller: CallerDep) -> dict[str, Any]:
+def lab_ask(body: LabAskRequest, request: Request, state: StateDep, caller: CallerDep) -> Any:
     """Answer over the lab's chunks; with a labelled question the trace also carries its diagnosis
-    (which reads the chunks inside the scope to find where the evidence is)."""
+    (which reads the chunks inside the scope to find where the evidence is). Streamed as server-sent
+    events (the answer growing, then the whole result) with ``"stream": true``."""
     body = state.with_defaults(body)
     lab = _prepare(state, caller, body)
     assert body.k is not None  # with_defaults filled it in
+    k = body.k
     over = None
     if lab.corpus is not None:
         over = (lab.searcher, lab.corpus.chunks)
-    try:
-        out = state.desk.ask(
-            lab.query, lab.scope, generator=state.generator_name(body.generator), method=body.method, k=body.k,
-            candidates=max(state.settings.retrieval.rerank.candidates, body.k), label=lab.label, over=over,
-            save=False,
+
+    def start() -> AskStream:
+        name = state.generator_name(body.generator)
+        state.generator(name)
+        return state.desk.ask_stream(
+            lab.query, lab.scope, generator=name, method=body.method, k=k,
+            candidates=max(state.settings.retrieval.rerank.candidates, k), label=lab.label, over=over, save=False,
         )  # fmt: skip
-    except (ImportError, FileNotFoundError, GenerationError) as exc:
-        refuse(503, f"generator not available: {exc}")
-    for row in out["retrieved"]:
-        row["shared_words"] = state.desk.shared_words(lab.query, row["text"], lab.searcher)
-    grades: dict[str, int] = {}
-    if lab.label is not None:
-        ids = [c["chunk_id"] for c in out["retrieved"]]
-        found = [lab.corpus.by_id[i] for i in ids] if lab.corpus is not None else state.store.chunks_by_id(ids)
-        grades = {c.id: lab.label.grade_of(c) for c in found}
-    out["grades"] = grades
-    out["chunking"] = lab.corpus.chunking if lab.corpus is not None else None
-    state.desk.save_trace(out, owner=caller.name, keep=state.service.trace_retention)
-    return out
+
+    events = open_stream(start)
+
+    def done(out: dict[str, Any]) -> dict[str, Any]:
+        for row in out["retrieved"]:
+            row["shared_words"] = state.desk.shared_words(lab.query, row["text"], lab.searcher)
+        grades: dict[str, int] = {}
+        if lab.label is not None:
+            ids = [c["chunk_id"] for c in out["retrieved"]]
+            found = [lab.corpus.by_id[i] for i in ids] if lab.corpus is not None else state.store.chunks_by_id(ids)
+            grades = {c.id: lab.label.grade_of(c) for c in found}
+        out["grades"] = grades
+        out["chunking"] = lab.corpus.chunking if lab.corpus is not None else None
+        state.desk.save_trace(out, owner=caller.name, keep=state.service.trace_retention)
+        return out
+
+    if wants_events(request.headers.get("accept"), body.stream):
+        return event_stream(events, done)
+    return done(drain(events))

@@ -174,6 +174,9 @@ class ServiceSettings(_Strict):
     max_upload_files: int = Field(200, ge=1)
     max_candidates: int = Field(200, ge=1, le=10_000)  # candidate depth ``/ask`` may fetch before reranking
     max_request_seconds: float = Field(60.0, gt=0)  # every route but /ingest; past it the answer is 408
+    # requests that may wait for a local model (llama-cpp) while one runs; past it /ask answers 503 with
+    # Retry-After. One model instance serves the whole process.
+    model_queue: int = Field(4, ge=0, le=1000)
     lab_cache: int = Field(8, ge=1, le=256)  # re-chunked corpora (with their searchers) kept in memory
     # a request that would hold every chunk in memory (TF-IDF or LSA, BM25 or dense without a usable
     # snapshot, re-chunking in the lab, the size series of /eval) is refused (413) over a store with more

@@ -126,6 +126,11 @@ class ServiceState:
             raise ConfigError(f"generator: {name!r} is not enabled here; choose from {enabled}")
         return name
 
+    def generator(self, name: str | None) -> bool:
+        """Build the enabled generator ``name`` (its errors surface before an answer starts); a local model's
+        request queue takes the service's ``model_queue``. Returns whether it writes as it goes."""
+        return self.desk.prepare_generator(self.generator_name(name), queue_limit=self.service.model_queue)
+
     # -- labels ----------------------------------------------------------------------------------
     def labels_path(self) -> Path | None:
         """The labels file of the lab and ``POST /eval``: the ``labels:`` setting (``serve --labels``); without

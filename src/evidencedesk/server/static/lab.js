@@ -1,6 +1,6 @@
 // The retrieval lab: pick or type a question, choose chunker, size, method, k and scope; search or ask.
 
-import { api, apiKey } from "./api.js";
+import { api, apiKey, apiStream } from "./api.js";
 import { $, clear, el } from "./dom.js";
 import { initEval } from "./eval.js";
 import { answerNodes, findings, renderContext, renderPassages, showChunk, timeline } from "./render.js";
@@ -99,7 +99,11 @@ async function search(event) {
 async function ask() {
   showError(null);
   try {
-    const out = await api("/lab/ask", labRequest());
+    $("answer-panel").hidden = false;
+    const growing = el("p", { class: "answer-text answer-growing" });
+    clear($("answer")).append(growing);
+    // the answer as it is written (text only); the validated answer with its citations replaces it
+    const out = await apiStream("/lab/ask", labRequest(), (text) => growing.append(text));
     remember([...out.retrieved, ...out.context_candidates], out.chunking);
     const hasLabel = Object.keys(out.grades).length > 0;
     renderPassages($("results"), out.retrieved, hasLabel ? out.grades : null, openChunk);
