@@ -655,7 +655,7 @@ class Desk:
             return self.generator(generator)
 
         answerer = gen()
-        reranker = build_reranker(rerank if rerank is not None else rerank_spec(s), gen)
+        reranker = build_reranker(rerank if rerank is not None else rerank_spec(s), gen, s)
         the_scope = self.scope(scope)
         rewriter = build_rewriter(rewrite, gen)
         diversity = build_diversity(s)

@@ -130,6 +130,25 @@ class ServiceState:
 
         return corpus.searchers.get((method, names), build)
 
+    def warm_models(self) -> bool:
+        """Load and run the bundled cross-encoder once when the configuration reads it (a cross-encoder
+        reranker with no model named, or the extractive generator's reader), so no request pays for it.
+        Returns whether it was warmed; a missing model is reported by the first request that needs it."""
+        s = self.settings
+        rerank = s.retrieval.rerank
+        wanted = (rerank.method == "cross-encoder" and not rerank.model) or (
+            s.generator.name == "extractive" and s.generator.answerability == "cross-encoder"
+        )
+        if not wanted:
+            return False
+        from evidencedesk.retrieval.rerank.onnx_cross_encoder import CrossEncoderUnavailable, warm
+
+        try:
+            warm()
+        except (CrossEncoderUnavailable, ImportError, OSError):
+            return False
+        return True
+
     # -- request defaults and generators -----------------------------------------------------------
     def with_defaults(self, body: RequestT) -> RequestT:
         """The request with an unset ``method`` and ``k`` taken from the configuration."""
