@@ -84,7 +84,7 @@ class RerankSettings(_Strict):
     candidates: int = Field(10, ge=1, le=1000)
     max_tokens: int = Field(256, ge=8, le=512)  # cross-encoder: query + passage cut to this many tokens
     # cross-encoder: 1 = its score alone; below 1, w * cross-encoder + (1 - w) * first stage (each min-max scaled)
-    fuse_weight: float = Field(0.7, ge=0, le=1)
+    fuse_weight: float = Field(0.8, ge=0, le=1)
 
 
 class DiversitySettings(_Strict):
