@@ -180,6 +180,7 @@ def fit_one(
     kestrel_weight: float,
     max_wrong: float = MAX_WRONG_ABSTENTION,
     features: tuple[str, ...] = FEATURES,
+    c: float = 1.0,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """A logistic regression on standardised features, and its threshold: the highest probability at which the
     fit rows' abstentions are at least ``precision`` unanswerable questions and at most ``max_wrong`` of the
@@ -194,7 +195,7 @@ def fit_one(
     w = np.array([kestrel_weight if r["source"] == "kestrel" else 1.0 for r in rows])
     mean, scale = x.mean(axis=0), x.std(axis=0)
     scale[scale == 0] = 1.0
-    model = LogisticRegression(C=1.0, max_iter=1000)
+    model = LogisticRegression(C=c, max_iter=1000)
     model.fit((x - mean) / scale, y, sample_weight=w)
     p = model.predict_proba((x - mean) / scale)[:, 1]
     impossible = np.array([r["impossible"] for r in rows])
@@ -260,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         help="also score the held-out articles' questions: reported beside the fit, never fitted on",
     )
     ap.add_argument("--seed", type=int, default=16)
+    ap.add_argument("--c", type=float, default=1.0, help="inverse L2 strength of the logistic regression")
     ap.add_argument("--rows", type=Path, help="cache of feature rows (JSON lines): read if present, else written")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
@@ -286,11 +288,14 @@ def main(argv: list[str] | None = None) -> int:
         "+ examples/kestrel labels",
         "target_abstention_precision": args.precision,
         "max_answerable_abstained": args.max_wrong,
+        "regularisation_c": args.c,
         "fit": {},
     }
     plain = tuple(f for f in FEATURES if f not in READER_FEATURES)
     for model_name in ("minilm-reader", "minilm", "e5", "words"):
         scorer = model_name.removesuffix("-reader")
+        if scorer not in args.scorers.split(","):  # not refitted: the shipped model stays
+            continue
         features = FEATURES if model_name.endswith("-reader") else plain
         mine = [r for r in rows if r["scorer"] == scorer and r.get("split", FIT) == FIT]
         if features is FEATURES:  # the reader's model: only rows the cross-encoder read
@@ -298,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         if not mine:
             continue
         models[model_name], info["fit"][model_name] = fit_one(
-            mine, args.precision, args.kestrel_weight, args.max_wrong, features
+            mine, args.precision, args.kestrel_weight, args.max_wrong, features, args.c
         )
         log(f"{model_name}: {info['fit'][model_name]}")
         held = [r for r in rows if r["scorer"] == scorer and r.get("split", FIT) != FIT]
