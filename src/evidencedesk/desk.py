@@ -26,13 +26,15 @@ from typing import Any
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.answer.stream import AnswerDelta, AnswerDone, AskEvent, AskStream
 from evidencedesk.config import Settings, load_settings, override
+from evidencedesk.constants import METHODS
 from evidencedesk.documents import Chunk
-from evidencedesk.errors import ConfigError, GenerationError, StoreError, TooLargeForMemory
+from evidencedesk.errors import ConfigError, GenerationError, NothingInScope, StoreError, TooLargeForMemory
 from evidencedesk.progress import Callback, Meter
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.store.contract import HoldsSnapshots, HoldsVectors, SearchesInside, StoreProtocol
 from evidencedesk.trace import Finding
+from evidencedesk.urls import redact_url
 from evidencedesk.wiring import (
     EMBEDDINGS_FILE,
     RewriteOptions,
@@ -53,7 +55,6 @@ from evidencedesk.wiring import (
     with_collapse,
 )
 
-METHODS = ("bm25", "tfidf", "lsa", "dense", "hybrid")  # evidencedesk.retrieval.factory.METHODS
 _IN_MEMORY_ONLY = "TF-IDF and LSA are built in memory only: use bm25, dense or a hybrid of those"
 _WRITE_INDEX = "with a snapshot that fits (evidencedesk index), BM25 and dense search read their index from disk"
 
@@ -146,16 +147,6 @@ def _diagnosis(label: Any, chunks: Mapping[str, Chunk], k: int) -> Callable[[Any
     return findings
 
 
-def redact(url: str) -> str:
-    """A store URL without its password (for messages)."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    return parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@")).geturl()
-
-
 def _open_pg(url: str, settings: Settings) -> Any:
     """A PgStore with the configured BM25 settings; a server that cannot be reached (or a missing
     driver) raises StoreError naming the store without its password."""
@@ -165,14 +156,14 @@ def _open_pg(url: str, settings: Settings) -> Any:
         from evidencedesk.backends import open_store
     except ImportError as exc:
         raise StoreError(
-            f"cannot open store {redact(url)}: the PostgreSQL driver is missing ({exc}); "
+            f"cannot open store {redact_url(url)}: the PostgreSQL driver is missing ({exc}); "
             "install evidencedesk[postgres]"
         ) from None
     try:
         return open_store(url, **bm25_settings(settings))
     except (DriverError, StoreError) as exc:
-        lines = str(exc).replace(url, redact(url)).strip().splitlines()
-        raise StoreError(f"cannot open store {redact(url)}: {lines[0] if lines else type(exc).__name__}") from None
+        lines = str(exc).replace(url, redact_url(url)).strip().splitlines()
+        raise StoreError(f"cannot open store {redact_url(url)}: {lines[0] if lines else type(exc).__name__}") from None
 
 
 def _close(searcher: Any) -> None:
@@ -782,7 +773,7 @@ class Desk:
         if not found.read:
             raise StoreError(f"store {self.location} holds no chunks")
         if not found.in_scope:
-            raise ConfigError("the store holds no chunk inside this scope")
+            raise NothingInScope("the store holds no chunk inside this scope")
         return found.chunks
 
     def size_series(self, labels: Sequence[Any], method: str | None = None, scope: Scope | None = None) -> list[Any]:

@@ -16,11 +16,10 @@ from typing import Any
 
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.config import Settings
+from evidencedesk.constants import EMBEDDINGS_FILE
 from evidencedesk.errors import ConfigError
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.rerank.base import Reranker
-
-EMBEDDINGS_FILE = "embeddings.sqlite"  # the embedding cache kept beside an embedded store
 
 Diversify = Callable[[list[Candidate], int], list[Candidate]]
 

@@ -59,9 +59,9 @@ def store(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_help_constants_match_their_sources() -> None:
     from evidencedesk.chunking.config import CHUNKERS, UNITS
     from evidencedesk.cli import evaluate
+    from evidencedesk.constants import METHODS
     from evidencedesk.evaluation.slices import SMALL_N
     from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
-    from evidencedesk.retrieval.factory import METHODS
 
     cli_app = importlib.import_module("evidencedesk.cli.app")  # the module (evidencedesk.cli.app is the Typer app)
     assert cli_app.METHODS == METHODS and cli_app.CHUNKERS == CHUNKERS and cli_app.UNITS == UNITS

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from evidencedesk.index.bm25_weight import saturate
 from evidencedesk.index.postings_kernel import _scratch, kernel
 from tests.index.test_postings_pruned import _segment
 
@@ -52,7 +53,7 @@ def test_dense_and_sparse_passes_match_the_reference(seed: int) -> None:
         for j, t in enumerate(terms):
             lo, hi = indptr[t], indptr[t + 1]
             f = tf[lo:hi].astype(np.float64)
-            final[lo:hi] = f * 2.5 / (f + norms[rows[lo:hi]]) * idf[j]
+            final[lo:hi] = saturate(f, norms[rows[lo:hi]], 1.5) * idf[j]  # the NumPy side of the formula
         acc, touched = _scratch(n_rows)
         got = compiled.best_rows(indptr, rows, final, terms, k, tie, mask, allowed is not None, acc, touched)
         assert not acc.any(), "the scratch scores must be left zeroed"
@@ -61,7 +62,7 @@ def test_dense_and_sparse_passes_match_the_reference(seed: int) -> None:
         np.testing.assert_array_equal(got[1], want[1])
         # postings holding raw term frequencies (a segment): the same rows and scores
         got_tf = compiled.best_rows_tf(
-            indptr, rows, tf, terms, idf, 2.5, norms, k, tie, mask, allowed is not None, acc, touched
+            indptr, rows, tf, terms, idf, 1.5, norms, k, tie, mask, allowed is not None, acc, touched
         )
         assert not acc.any()
         np.testing.assert_array_equal(got_tf[0], want[0])

@@ -36,7 +36,7 @@ def _run(name: str, csc: sp.csc_matrix, terms: list[int], idf: list[float], norm
     mask = allowed if allowed is not None else np.ones(1, dtype=bool)
     indptr, rows, tf = csc.indptr.astype(np.int64), csc.indices.astype(np.int32), csc.data.astype(np.int32)
     found: tuple[np.ndarray, np.ndarray] = getattr(kernel(), name)(
-        indptr, rows, tf, np.asarray(terms, dtype=np.int64), np.asarray(idf), 2.5, norms, k, tie, mask,
+        indptr, rows, tf, np.asarray(terms, dtype=np.int64), np.asarray(idf), 1.5, norms, k, tie, mask,
         allowed is not None, acc, touched,
     )  # fmt: skip
     assert not acc.any(), "the scratch scores must be left zeroed"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
+from evidencedesk.constants import METHODS
 from evidencedesk.evaluation.labels import load_labels
-from evidencedesk.retrieval.factory import METHODS
 from evidencedesk.server.models import Method
 from evidencedesk.server.settings import bundled_labels
 from evidencedesk.store import Store

@@ -10,20 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from evidencedesk.store import Store
+from evidencedesk.urls import POSTGRES_SCHEMES, is_postgres_url
 
 if TYPE_CHECKING:
     from evidencedesk.backends.postgres import PgStore
-
-POSTGRES_SCHEMES = ("postgresql", "postgres")
-
-
-def is_postgres_url(target: object) -> bool:
-    """True for ``postgresql://...`` and ``postgres://...``."""
-    return isinstance(target, str) and urlsplit(target).scheme in POSTGRES_SCHEMES
-
 
 def open_store(target: str | Path, **options: Any) -> Store | PgStore:
     """The embedded Store in folder ``target``, or a PgStore when ``target`` is a PostgreSQL URL.

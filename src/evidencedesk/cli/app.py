@@ -18,28 +18,18 @@ import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
-from evidencedesk.errors import EvidencedeskError
+from evidencedesk.constants import METHODS
+from evidencedesk.errors import EvidencedeskError, exit_code
+from evidencedesk.urls import is_postgres_url, redact_url
 
 if TYPE_CHECKING:
     from evidencedesk.config import Settings
     from evidencedesk.desk import Desk
     from evidencedesk.retrieval.scope import Scope
 
-def exit_code(exc: BaseException) -> int:
-    """The one place that maps errors to exit codes: a bad setting, flag or argument (ConfigError and
-    other ValueErrors) exits 2; a store, ingest, label, snapshot or generation error, a missing
-    generator library or model, or a file that cannot be read exits 1."""
-    from evidencedesk.errors import ConfigError, LabelError, SnapshotError
-
-    if isinstance(exc, ConfigError):
-        return 2
-    if isinstance(exc, LabelError | SnapshotError):
-        return 1
-    return 2 if isinstance(exc, ValueError) else 1
-
-
 class _Commands(TyperGroup):
-    """Runs a command and turns the core's errors into a message on stderr and an exit code."""
+    """Runs a command and turns the core's errors into a message on stderr and an exit code
+    (``errors.exit_code``: 2 for a bad setting, flag or argument, 1 for any other failure)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -64,11 +54,9 @@ err_console = Console(stderr=True)
 DEFAULT_STORE = ".evidencedesk"  # Settings.store's default
 # Copies of library constants for the help texts, kept here so that building the app imports no
 # numerical library; tests/cli/test_config_cli.py checks that they match their sources.
-METHODS = ("bm25", "tfidf", "lsa", "dense", "hybrid")  # evidencedesk.retrieval.factory.METHODS
 CHUNKERS = ("fixed", "recursive", "section", "paragraph", "structure", "parent_child")  # chunking.config
 UNITS = ("chars", "words")  # evidencedesk.chunking.config.UNITS
 DEFAULT_MAX_BYTES = 10_000_000  # evidencedesk.ingest.raw.DEFAULT_MAX_BYTES
-EMBEDDINGS_FILE = "embeddings.sqlite"  # the embedding cache every command keeps in the store folder
 
 MethodOpt = Annotated[
     str | None,
@@ -163,12 +151,7 @@ def load_config(config: Path | None, flags: Mapping[str, tuple[str, Any]] | None
 
 def store_label(location: str) -> str:
     """The store for messages: a folder as given, a URL without its password."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(location)
-    if parts.password is None:
-        return location
-    return parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@")).geturl()
+    return redact_url(location)
 
 
 def open_desk(settings: Settings, store: str | None, *, existing: bool = True) -> Desk:
@@ -177,7 +160,6 @@ def open_desk(settings: Settings, store: str | None, *, existing: bool = True) -
     ``existing``: the command reads, so a folder without a store is an error (and none is created).
     A store that cannot be opened or reached raises StoreError naming it (a URL without password).
     """
-    from evidencedesk.backends import is_postgres_url
     from evidencedesk.desk import Desk
 
     location = store if store is not None else settings.store

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.constants import EMBEDDINGS_FILE
 from evidencedesk.documents import Chunk, Document, Metadata
 from evidencedesk.evaluation.metrics import mean, mrr, ndcg, recall
 from evidencedesk.retrieval.candidates import Searcher
@@ -29,7 +30,6 @@ from evidencedesk.retrieval.scope import Scope
 
 # One section per document (plain text has one section), never cut: a BEIR row is one chunk.
 BEIR_CHUNKING = ChunkingConfig(name="section", size=1_000_000, unit="words")
-EMBEDDINGS_FILE = "embeddings.sqlite"
 RUN_DEPTH = 100  # documents kept per query: enough for recall@100
 METRIC_KEYS = ("ndcg@10", "recall@100", "mrr@10")
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from numbers import Real
 
 import numpy as np
 
+from evidencedesk.index.bm25_weight import check_params, term_weight
 from evidencedesk.index.counts import TermCounts
 from evidencedesk.index.postings_kernel import best_rows  # numba itself is imported on first use
 
@@ -202,12 +202,7 @@ class BM25Index(PostingsScorer):
     """A BM25 index over tokenised rows; ``k1`` saturates term frequency, ``b`` normalises length."""
 
     def __init__(self, docs: Iterable[Sequence[str]] = (), k1: float = 1.5, b: float = 0.75) -> None:
-        if isinstance(k1, bool) or not isinstance(k1, Real) or not np.isfinite(k1) or k1 < 0:
-            raise ValueError(f"k1: must be a finite number >= 0, got {k1!r}")
-        if isinstance(b, bool) or not isinstance(b, Real) or not 0 <= b <= 1:
-            raise ValueError(f"b: must be a number between 0 and 1, got {b!r}")
-        self.k1 = float(k1)
-        self.b = float(b)
+        self.k1, self.b = check_params(k1, b)
         self.counts = TermCounts.from_tokens(docs)
         self._refresh()
 
@@ -246,9 +241,9 @@ class BM25Index(PostingsScorer):
         self._reset_views()
 
     def weight(self, tf: np.ndarray, length: np.ndarray) -> np.ndarray:
-        """The saturated, length-normalised term frequency (before idf)."""
-        rel = length / self.avgdl if self.avgdl > 0 else np.ones_like(length, dtype=np.float64)
-        return tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * rel))
+        """The saturated, length-normalised term frequency (before idf): ``bm25_weight.term_weight``."""
+        weights: np.ndarray = term_weight(tf, length, self.k1, self.b, self.avgdl)
+        return weights
 
     # -- queries -------------------------------------------------------------------------------------
     def term_ids(self, tokens: Sequence[str]) -> list[int]:

@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from evidencedesk.index.bm25 import Postings, PostingsScorer, lucene_idf
+from evidencedesk.index.bm25_weight import length_norms
 from evidencedesk.index.postings_kernel import best_rows_tf
 from evidencedesk.index.string_table import StringTable, load_mapped, write_strings
 
@@ -100,14 +101,14 @@ class SegmentBM25(PostingsScorer):
         """``k1 * (1 - b + b * |d| / avgdl)`` per row, kept for the statistics last asked for."""
         key = (k1, b, avgdl)
         if self._norms is None or self._norms[0] != key:
-            rel = self.lengths / avgdl if avgdl > 0 else np.ones(len(self.lengths), dtype=np.float64)
-            self._norms = (key, k1 * (1 - b + b * rel))
+            self._norms = (key, length_norms(self.lengths, k1, b, avgdl))
         return self._norms[1]
 
     def norms_by_row(self, k1: float, b: float, avgdl: np.ndarray) -> np.ndarray:
         """``norms`` with an average length per row (``avgdl[row]``, > 0): each tenant's own, when
         every tenant is scored with its own statistics. The same arithmetic, row by row."""
-        return k1 * (1 - b + b * (self.lengths / avgdl))
+        norms: np.ndarray = length_norms(self.lengths, k1, b, avgdl)
+        return norms
 
     def top(
         self,

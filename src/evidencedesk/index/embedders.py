@@ -152,7 +152,8 @@ class OnnxMiniLM:
         graph: str | bytes = str(model_path)
         self.fused = False
         if fused and packaged:  # the packaged graph on ORT's fused operators (see minilm_graph)
-            from evidencedesk.index.minilm_graph import GraphLayoutError, fused_minilm
+            from evidencedesk.errors import GraphLayoutError
+            from evidencedesk.index.minilm_graph import fused_minilm
 
             with contextlib.suppress(GraphLayoutError):  # not the layout it knows: run the graph as it is
                 graph, self.fused = fused_minilm(model_path), True

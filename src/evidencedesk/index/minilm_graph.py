@@ -20,6 +20,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from evidencedesk.errors import GraphLayoutError
+
 _LAYER = re.compile(
     r"(?:^|\.)encoder\.layer\.(\d+)\."
     r"(attention\.self\.query|attention\.self\.key|attention\.self\.value|attention\.output\.dense|"
@@ -29,10 +31,6 @@ _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _FOLDED = ("Cast", "Mul")  # the ops that turn stored int8 weights into float ones
 OUTPUT = "last_hidden_state"
 MS = "com.microsoft"
-
-
-class GraphLayoutError(ValueError):
-    """The ONNX graph is not the BERT layout ``fused_minilm`` knows how to rebuild."""
 
 
 class _Constants:

@@ -87,7 +87,7 @@ def best_rows_tf(
     allowed: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The same over postings of raw term frequencies (a segment): each posting scores
-    ``tf * (k1 + 1) / (tf + norms[row]) * idf`` of its term, exactly as NumPy computes it. Queries
+    ``bm25_weight.saturate(tf, norms[row], k1) * idf`` of its term, exactly as NumPy computes it. Queries
     with many postings take the pruned pass, which returns the same rows and scores."""
     acc, touched = _scratch(len(norms))
     terms = np.asarray(term_ids, dtype=np.int64)
@@ -98,7 +98,7 @@ def best_rows_tf(
     if len(terms) > 1 and int((indptr[terms + 1] - indptr[terms]).sum()) >= PRUNE_FROM:
         search = compiled.best_rows_tf_pruned
     found: tuple[np.ndarray, np.ndarray] = search(
-        indptr, rows, tf, terms, weights, k1 + 1, norms, k, tie, mask, allowed is not None, acc, touched
+        indptr, rows, tf, terms, weights, k1, norms, k, tie, mask, allowed is not None, acc, touched
     )
     return found
 
@@ -121,7 +121,7 @@ def warm() -> None:
     compiled, terms, idf = kernel(), np.array([0, 0], dtype=np.int64), np.ones(2)
     # the pruned pass, over restricted postings in memory and over a segment's memory maps
     for a in (indptr, rows, np.array([1], dtype=np.int32), mapped[3]), mapped:
-        args = (a[0], a[1], a[2], terms, idf, 2.5, np.ones(1), 1, a[3], _NO_MASK, False, *_scratch(1))
+        args = (a[0], a[1], a[2], terms, idf, 1.5, np.ones(1), 1, a[3], _NO_MASK, False, *_scratch(1))
         compiled.best_rows_tf_pruned(*args)
     from evidencedesk.index.dense_jit import all_best, masked_best, rows_dot  # exact dense search, memory maps too
 

@@ -13,13 +13,13 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from evidencedesk.constants import LEGS, METHODS
 from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.hybrid import DEFAULT_DEPTH, HybridSearcher
 from evidencedesk.retrieval.lexical import BM25Searcher, LsaSearcher, TfidfSearcher
 from evidencedesk.text.tokenizer import Tokenizer
 
-METHODS = ("bm25", "tfidf", "lsa", "dense", "hybrid")
 DEFAULT_LEGS = ("bm25", "dense")
 _TOKENIZER_SHORTCUTS = ("stem", "stopwords", "language", "min_length")
 
@@ -70,8 +70,8 @@ def _legs(legs: str | Sequence[str]) -> list[str]:
     if not names:
         raise ValueError("legs: name at least one method, e.g. 'bm25,dense'")
     for n in names:
-        if n not in METHODS or n == "hybrid":
-            raise ValueError(f"legs: unknown leg {n!r}; choose from {', '.join(m for m in METHODS if m != 'hybrid')}")
+        if n not in LEGS:
+            raise ValueError(f"legs: unknown leg {n!r}; choose from {', '.join(LEGS)}")
     if len(set(names)) != len(names):
         raise ValueError(f"legs: a method appears twice in {names}")
     return names

@@ -21,7 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from evidencedesk.config import Settings
-from evidencedesk.errors import TooLargeForMemory
+from evidencedesk.errors import EvidencedeskError, RequestRefused, http_status
 from evidencedesk.index.postings_kernel import warm as warm_kernel
 from evidencedesk.server import routes_eval, routes_ingest, routes_lab, routes_ops, routes_query, routes_records
 from evidencedesk.server.limits import JsonTooLarge, upload_limit
@@ -82,9 +82,15 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
             exc = StarletteHTTPException(413, f"request body larger than {limit} bytes", exc.headers)
         return await http_exception_handler(request, exc)
 
-    @app.exception_handler(TooLargeForMemory)
-    async def too_large(request: Request, exc: TooLargeForMemory) -> Response:
-        return JSONResponse({"detail": str(exc)}, 413)  # names the limit and what to do instead
+    async def refuse_error(request: Request, exc: Exception) -> Response:
+        """Every error the core raises, answered with its status from ``errors.ERROR_TABLE`` and its message."""
+        status = http_status(exc)
+        message = exc.message if isinstance(exc, RequestRefused) else str(exc)
+        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        return JSONResponse({"detail": message}, status, headers=headers)
+
+    for error in (EvidencedeskError, ValueError):  # a ValueError from below the core: a bad argument
+        app.add_exception_handler(error, refuse_error)
 
     def body_limit(path: str) -> int:
         return upload_limit(state.service) if path == "/ingest" else state.service.max_body_bytes

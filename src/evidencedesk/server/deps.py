@@ -8,7 +8,7 @@ from fastapi import Depends, HTTPException, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from evidencedesk.retrieval.scope import Scope
-from evidencedesk.server.access import AccessError, Caller, parse_credentials, request_scope
+from evidencedesk.server.access import Caller, parse_credentials, request_scope
 from evidencedesk.server.limits import route_cost, too_many
 from evidencedesk.server.models import ScopeRequest
 from evidencedesk.server.state import ServiceState
@@ -35,11 +35,8 @@ def get_caller(
     """The caller of this request: 401 for an unknown, blank or malformed key (read from the raw
     headers, so a malformed one is never taken for "no key"), or for no key when anonymous access is
     off; 429 with Retry-After when a limited route would pass the caller's rate or cost limit."""
-    try:
-        presented = parse_credentials(request.headers.get("x-api-key"), request.headers.get("authorization"))
-        caller = state.keys.identify(presented)
-    except AccessError as exc:
-        refuse(exc.status, exc.message)
+    presented = parse_credentials(request.headers.get("x-api-key"), request.headers.get("authorization"))
+    caller = state.keys.identify(presented)
     cost = route_cost(request.method, request.url.path, state.service.costs)
     if cost is not None:
         wait = state.limiter.charge(caller.name, caller.limits, cost)
@@ -49,13 +46,9 @@ def get_caller(
 
 
 def scope_for(caller: Caller, requested: ScopeRequest | None) -> Scope:
-    """The caller's scope narrowed by the request's (400 for a malformed scope, 403 for a refused one)."""
-    try:
-        return request_scope(caller, requested.model_dump(exclude_unset=True) if requested is not None else None)
-    except AccessError as exc:
-        refuse(exc.status, exc.message)
-    except ValueError as exc:
-        refuse(400, str(exc))
+    """The caller's scope narrowed by the request's: a malformed scope raises ValueError (400), a refused
+    one AccessError (403), both answered by the service's one error handler."""
+    return request_scope(caller, requested.model_dump(exclude_unset=True) if requested is not None else None)
 
 
 def check_text(state: ServiceState, text: str, what: str) -> str:

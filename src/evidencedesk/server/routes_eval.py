@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
-from evidencedesk.errors import ConfigError, LabelError
+from evidencedesk.errors import LabelError
 from evidencedesk.evaluation.labels import load_labels
 from evidencedesk.evaluation.report_html import SizeSeries, render_report
 from evidencedesk.retrieval.scope import Scope
@@ -21,7 +21,7 @@ from evidencedesk.server.access import Caller, current_chunk_ok, record_visible
 from evidencedesk.server.deps import CallerDep, StateDep, check_k, refuse, scope_for
 from evidencedesk.server.labels import visible_labels
 from evidencedesk.server.models import EvalRequest, EvalRunOut
-from evidencedesk.server.paths import PathRefused, inside_root
+from evidencedesk.server.paths import inside_root
 from evidencedesk.server.state import ServiceState
 
 router = APIRouter(tags=["evaluation"])
@@ -33,10 +33,7 @@ def _labels_file(state: ServiceState, requested: str | None) -> Path:
         if path is None:
             refuse(404, "labels: no labels file is configured; name one inside the ingest root")
         return path
-    try:
-        path = inside_root(state.service.ingest_root, requested, "labels")
-    except PathRefused as exc:
-        refuse(exc.status, exc.message)
+    path = inside_root(state.service.ingest_root, requested, "labels")
     if not path.is_file():
         refuse(400, f"labels: {requested!r} is not a file")
     return path
@@ -51,13 +48,10 @@ def _run(state: ServiceState, body: EvalRequest, scope: Scope) -> dict[str, Any]
     labels = visible_labels(labels, state.each_document(), scope)
     if not labels:
         refuse(400, "labels: no labelled question can be evaluated inside this scope")
-    try:
-        run = state.desk.evaluate(
-            labels, body.method, body.k, scope, floor=body.floor, methods=body.methods, unfiltered=False,
-            hide_outside_scope=True, size_series=body.size_series, save=False,
-        )  # fmt: skip
-    except ConfigError as exc:
-        refuse(409 if "no chunk" in str(exc) else 400, str(exc))
+    run = state.desk.evaluate(
+        labels, body.method, body.k, scope, floor=body.floor, methods=body.methods, unfiltered=False,
+        hide_outside_scope=True, size_series=body.size_series, save=False,
+    )  # fmt: skip
     run["labels"] = body.labels or "(service labels)"
     return run
 
@@ -70,10 +64,7 @@ def run_eval(body: EvalRequest, state: StateDep, caller: CallerDep) -> dict[str,
     body = state.with_defaults(body)
     check_k(state, body.k)
     scope = scope_for(caller, body.scope)
-    try:
-        run = _run(state, body, scope)
-    except ValueError as exc:
-        refuse(400, str(exc))
+    run = _run(state, body, scope)
     run_id = state.store.save_eval_run(run, owner=caller.name) if body.save else None
     return {"run_id": run_id, **run}
 

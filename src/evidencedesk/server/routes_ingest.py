@@ -20,12 +20,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from evidencedesk.config import ChunkerSettings
+from evidencedesk.errors import StoreError
 from evidencedesk.server.deps import CallerDep, StateDep, refuse
 from evidencedesk.server.models import IngestPathRequest, IngestReportOut
 from evidencedesk.server.paths import PathRefused, check_files, inside_root, upload_name
 from evidencedesk.server.state import ServiceState
-from evidencedesk.server.write_scope import WriteRefused, check_writes, visible_report
-from evidencedesk.store import StoreError
+from evidencedesk.server.write_scope import check_writes, visible_report
 
 router = APIRouter(tags=["ingest"])
 UPLOADS = "uploads"
@@ -83,7 +83,7 @@ async def _stage_uploads(state: ServiceState, request: Request) -> tuple[Path, C
     if isinstance(raw, str) and raw.strip():
         try:
             chunker = ChunkerSettings.model_validate(json.loads(raw))
-        except (ValueError, ValidationError) as exc:
+        except (json.JSONDecodeError, ValidationError) as exc:
             refuse(400, f"chunker: {exc}")
     staging = state.store_path / UPLOADS / uuid.uuid4().hex
     staging.mkdir(parents=True)
@@ -98,26 +98,23 @@ async def _stage_uploads(state: ServiceState, request: Request) -> tuple[Path, C
             if len(data) > limit:
                 raise PathRefused(413, f"upload: {name!r} is larger than {limit} bytes")
             (staging / name).write_bytes(data)
-    except PathRefused as exc:
+    except PathRefused:
         shutil.rmtree(staging, ignore_errors=True)
-        refuse(exc.status, exc.message)
+        raise
     return staging, chunker, embed
 
 
 async def _json_folder(state: ServiceState, request: Request) -> tuple[Path, ChunkerSettings | None, bool]:
     try:
         body = IngestPathRequest.model_validate(await request.json())
-    except (ValueError, ValidationError) as exc:
+    except (json.JSONDecodeError, ValidationError) as exc:
         refuse(422, f"body: {exc}")
     root = state.service.ingest_root
-    try:
-        folder = inside_root(root, body.path)
-        if not folder.is_dir():
-            raise PathRefused(400, f"path: {body.path!r} is not a folder")
-        assert root is not None  # inside_root refused a missing root already
-        check_files(root, folder)
-    except PathRefused as exc:
-        refuse(exc.status, exc.message)
+    folder = inside_root(root, body.path)
+    if not folder.is_dir():
+        raise PathRefused(400, f"path: {body.path!r} is not a folder")
+    assert root is not None  # inside_root refused a missing root already
+    check_files(root, folder)
     return folder, body.chunker, body.embed
 
 
@@ -146,10 +143,8 @@ async def ingest(request: Request, state: StateDep, caller: CallerDep) -> dict[s
 
     try:
         return await run_in_threadpool(checked_ingest)
-    except WriteRefused as exc:
-        refuse(403, str(exc))
-    except (StoreError, NotADirectoryError) as exc:
-        refuse(409, str(exc))
+    except NotADirectoryError as exc:  # the folder went away: as a store that cannot be written (409)
+        raise StoreError(str(exc)) from None
     finally:
         if staged:
             shutil.rmtree(folder, ignore_errors=True)

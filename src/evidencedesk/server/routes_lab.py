@@ -15,11 +15,11 @@ from fastapi import APIRouter
 from evidencedesk.answer.context import assemble
 from evidencedesk.answer.prompt import build_prompt, prompt_text
 from evidencedesk.chunking.config import CHUNKERS, UNITS
+from evidencedesk.constants import METHODS
 from evidencedesk.desk import candidate_rows, leg_names, searcher_tokenizer
 from evidencedesk.errors import GenerationError
 from evidencedesk.evaluation.labels import Label
 from evidencedesk.retrieval.explain import shared_words
-from evidencedesk.retrieval.factory import METHODS
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.server.access import Caller
 from evidencedesk.server.deps import CallerDep, StateDep, check_k, check_text, refuse, scope_for
@@ -95,13 +95,10 @@ def _prepare(state: ServiceState, caller: Caller, body: LabSearchRequest) -> _La
         refuse(403, "re-chunking in the lab needs an API key (anonymous_lab is off)")
     if body.chunker is not None and body.chunker.size < MIN_SIZE[body.chunker.unit]:
         refuse(400, f"chunker size: at least {MIN_SIZE[body.chunker.unit]} {body.chunker.unit} in the lab")
-    try:
-        if body.chunker is None:
-            return _Lab(query, label, scope, None, state.desk.searcher(body.method, body.legs))
-        corpus = state.corpus(body.chunker.to_chunking())
-        return _Lab(query, label, scope, corpus, state.corpus_searcher(corpus, body.method or "bm25", body.legs))
-    except ValueError as exc:
-        refuse(400, str(exc))
+    if body.chunker is None:
+        return _Lab(query, label, scope, None, state.desk.searcher(body.method, body.legs))
+    corpus = state.corpus(body.chunker.to_chunking())
+    return _Lab(query, label, scope, corpus, state.corpus_searcher(corpus, body.method or "bm25", body.legs))
 
 
 def _allowed_count(state: ServiceState, lab: _Lab) -> int:
@@ -118,13 +115,10 @@ def lab_search(body: LabSearchRequest, state: StateDep, caller: CallerDep) -> di
     body = state.with_defaults(body)
     lab = _prepare(state, caller, body)
     assert body.k is not None  # with_defaults filled it in
-    try:
-        if lab.corpus is None:
-            results = state.desk.search(lab.query, body.k, body.method, lab.scope, body.legs)
-        else:
-            results = lab.searcher.search(lab.query, body.k, lab.scope)
-    except ValueError as exc:
-        refuse(400, str(exc))
+    if lab.corpus is None:
+        results = state.desk.search(lab.query, body.k, body.method, lab.scope, body.legs)
+    else:
+        results = lab.searcher.search(lab.query, body.k, lab.scope)
     rows = candidate_rows(results, lab.query, searcher_tokenizer(lab.searcher))
     for row, cand in zip(rows, results, strict=True):
         row["grade"] = lab.label.grade_of(cand.chunk) if lab.label else None
@@ -157,8 +151,6 @@ def lab_ask(body: LabAskRequest, state: StateDep, caller: CallerDep) -> dict[str
             candidates=max(state.settings.retrieval.rerank.candidates, body.k), label=lab.label, over=over,
             save=False,
         )  # fmt: skip
-    except ValueError as exc:
-        refuse(400, str(exc))
     except (ImportError, FileNotFoundError, GenerationError) as exc:
         refuse(503, f"generator not available: {exc}")
     tokenizer = searcher_tokenizer(lab.searcher)

@@ -24,10 +24,7 @@ def search(body: SearchRequest, state: StateDep, caller: CallerDep) -> list[dict
     check_k(state, body.k)
     scope = scope_for(caller, body.scope)
     start = time.perf_counter()
-    try:
-        rows = state.desk.search_rows(body.query, body.k, body.method, scope, body.legs)
-    except ValueError as exc:
-        refuse(400, str(exc))
+    rows = state.desk.search_rows(body.query, body.k, body.method, scope, body.legs)
     state.metrics.record_search(len(rows), (time.perf_counter() - start) * 1000)
     return rows
 
@@ -45,8 +42,6 @@ def ask(body: AskRequest, state: StateDep, caller: CallerDep) -> dict[str, Any]:
             candidates=candidates, rerank=body.rerank, budget_tokens=body.budget, floor=body.floor,
             dedup_threshold=body.dedup, order=body.order, save=False,
         )  # fmt: skip
-    except ValueError as exc:
-        refuse(400, str(exc))
     except (ImportError, FileNotFoundError, GenerationError) as exc:
         refuse(503, f"generator not available: {exc}")
     state.store.save_trace(out["trace_id"], out, owner=caller.name, keep=state.service.trace_retention)

@@ -23,12 +23,13 @@ from pydantic import BaseModel
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.chunking import ChunkingConfig, chunk_document
 from evidencedesk.config import Settings
+from evidencedesk.constants import METHODS
 from evidencedesk.desk import Desk, Serialized
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.errors import ConfigError
 from evidencedesk.evaluation.labels import Label, load_labels
 from evidencedesk.retrieval.candidates import Searcher
-from evidencedesk.retrieval.factory import METHODS, make_searcher
+from evidencedesk.retrieval.factory import make_searcher
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.server.access import KeyRing, check_startup, with_tenant_statistics
 from evidencedesk.server.cache import BuildCache

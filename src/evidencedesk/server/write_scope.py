@@ -13,14 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from evidencedesk.documents import Metadata
+from evidencedesk.errors import WriteRefused
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.folder import parse_file, scan
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.store.contract import StoreProtocol
-
-
-class WriteRefused(Exception):
-    """An ingest the key may not make; the message names the file, never another tenant's data."""
 
 
 def writable(scope: Scope, meta: Metadata) -> bool:

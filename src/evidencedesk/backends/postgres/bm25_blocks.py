@@ -30,6 +30,7 @@ import psycopg.sql
 
 from evidencedesk.backends.postgres import binary_rows as binary
 from evidencedesk.backends.postgres.blocks_copy_jit import block_rows
+from evidencedesk.index.bm25_weight import term_weight
 
 BLOCK_SIZE = 256  # postings per block: 3 KB a row, stored inline (toast_tuple_target)
 REBUILD_SHARE = 0.10
@@ -99,9 +100,8 @@ def state(conn: psycopg.Connection) -> BlockState:
 
 def weights(tf: np.ndarray, dl: np.ndarray, k1: float, b: float, avgdl: float) -> np.ndarray:
     """The stored (float32) weight of each posting, computed as the ingest computes it."""
-    rel = dl.astype(np.float64) / avgdl if avgdl > 0 else np.ones(len(dl))
-    ftf = tf.astype(np.float64)
-    return (ftf * (k1 + 1) / (ftf + k1 * (1 - b + b * rel))).astype(np.float32)
+    encoded: np.ndarray = term_weight(tf.astype(np.float64), dl.astype(np.float64), k1, b, avgdl)
+    return encoded.astype(np.float32)
 
 
 def read_postings(conn: psycopg.Connection, lo: int, k1: float, b: float, avgdl: float) -> Postings:

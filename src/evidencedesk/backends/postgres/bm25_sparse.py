@@ -27,6 +27,7 @@ from pgvector import SparseVector
 
 from evidencedesk.documents import Chunk
 from evidencedesk.index.bm25 import lucene_idf
+from evidencedesk.index.bm25_weight import check_params, term_weight
 from evidencedesk.retrieval.contextual import index_text
 from evidencedesk.text.tokenizer import DEFAULT_TOKENIZER, Tokenizer
 
@@ -34,14 +35,6 @@ SPARSE_DIM = 1_000_000_000  # pgvector's largest sparsevec dimension; term ids c
 
 ENCODE_ALL = "UPDATE chunk_terms SET weights = bm25_weights(terms, tfs, dl, %(k1)s, %(b)s, %(avgdl)s, %(dim)s)"
 ENCODE_NEW = ENCODE_ALL + " WHERE weights IS NULL"
-
-
-def check_params(k1: float, b: float) -> tuple[float, float]:
-    if isinstance(k1, bool) or not isinstance(k1, int | float) or not np.isfinite(k1) or k1 < 0:
-        raise ValueError(f"k1: must be a finite number >= 0, got {k1!r}")
-    if isinstance(b, bool) or not isinstance(b, int | float) or not 0 <= b <= 1:
-        raise ValueError(f"b: must be a number between 0 and 1, got {b!r}")
-    return float(k1), float(b)
 
 
 @dataclass(frozen=True)
@@ -86,8 +79,7 @@ class BM25Encoder:
 
     def weight(self, tf: int, length: int, avgdl: float) -> float:
         """The saturated, length-normalised term frequency, computed as ``BM25Index.weight`` does."""
-        rel = length / avgdl if avgdl > 0 else 1.0
-        return tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * rel))
+        return float(term_weight(tf, length, self.k1, self.b, avgdl))
 
     def doc_vector(self, term_ids: Sequence[int], tfs: Sequence[int], length: int, avgdl: float) -> SparseVector:
         """The document-side sparse vector (what ``bm25_weights`` writes in SQL); for tests and tools."""

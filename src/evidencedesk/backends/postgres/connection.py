@@ -6,23 +6,13 @@ schema first on its ``search_path`` and knows pgvector's ``vector`` and ``sparse
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from evidencedesk.backends import is_postgres_url
 from evidencedesk.backends.postgres.schema import PgStoreError, migrate, search_path
-
-
-def redact(url: str) -> str:
-    """The URL without its password (for messages)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-    return parts._replace(netloc=netloc).geturl()
+from evidencedesk.urls import redact_url
 
 
 def check_schema_name(schema: str) -> str:
@@ -43,9 +33,9 @@ def open_pool(url: str, schema: str, min_size: int = 1, max_size: int = 4, timeo
             migrate(conn, schema)
             set_path = search_path(conn, schema)
     except psycopg.OperationalError as exc:
-        raise PgStoreError(f"cannot connect to {redact(url)}: {str(exc).strip()}") from None
+        raise PgStoreError(f"cannot connect to {redact_url(url)}: {str(exc).strip()}") from None
 
-    return configured_pool(url, set_path, min_size, max_size, timeout, f"evidencedesk-{schema}", redact(url))
+    return configured_pool(url, set_path, min_size, max_size, timeout, f"evidencedesk-{schema}", redact_url(url))
 
 
 def configured_pool(

@@ -23,15 +23,9 @@ from evidencedesk.backends import is_postgres_url
 from evidencedesk.backends.postgres.connection import configured_pool
 from evidencedesk.backends.postgres.schema import applied_version, search_path
 from evidencedesk.errors import PgStoreError
+from evidencedesk.urls import redact_url
 
 REPLICAS_OPTION = "replicas"
-
-
-def _redact(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    return parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@")).geturl()
 
 
 def split_replicas(url: str) -> tuple[str, list[str]]:
@@ -69,14 +63,14 @@ def open_read_pool(url: str, schema: str, min_size: int, max_size: int, timeout:
         with psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(timeout))) as conn:
             if applied_version(conn, schema) == 0:
                 raise PgStoreError(
-                    f"replica {_redact(url)} has no store schema {schema!r} yet; it must replicate the primary"
+                    f"replica {redact_url(url)} has no store schema {schema!r} yet; it must replicate the primary"
                 )
             set_path = search_path(conn, schema)
     except psycopg.OperationalError as exc:
-        raise PgStoreError(f"cannot connect to replica {_redact(url)}: {str(exc).strip()}") from None
+        raise PgStoreError(f"cannot connect to replica {redact_url(url)}: {str(exc).strip()}") from None
 
     return configured_pool(
-        url, set_path, min_size, max_size, timeout, f"evidencedesk-{schema}-replica", f"replica {_redact(url)}"
+        url, set_path, min_size, max_size, timeout, f"evidencedesk-{schema}-replica", f"replica {redact_url(url)}"
     )
 
 

@@ -18,14 +18,15 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from evidencedesk.backends.postgres.bm25_sparse import BM25Encoder, check_params
-from evidencedesk.backends.postgres.connection import open_pool, redact
+from evidencedesk.backends.postgres.bm25_sparse import BM25Encoder
+from evidencedesk.backends.postgres.connection import open_pool
 from evidencedesk.backends.postgres.ingest import PgIngestWriter
 from evidencedesk.backends.postgres.replicas import ReadRouter, open_read_pool, split_replicas
 from evidencedesk.backends.postgres.rows import CHUNK_SELECT, chunk_from_record, document_from_record
 from evidencedesk.backends.postgres.schema import DEFAULT_SCHEMA, lock
 from evidencedesk.backends.postgres.writer import Item, Writer
 from evidencedesk.documents import Chunk, Document
+from evidencedesk.index.bm25_weight import DEFAULT_B, DEFAULT_K1, check_params
 from evidencedesk.index.embedders import Embedder, embedder_from_name
 from evidencedesk.index.embedding_cache import EmbeddingCache
 from evidencedesk.retrieval.candidates import Searcher
@@ -34,6 +35,7 @@ from evidencedesk.store.contract import Chunker
 from evidencedesk.store.ingest_plan import DocumentWriter
 from evidencedesk.store.records import IngestReport
 from evidencedesk.text.tokenizer import Tokenizer
+from evidencedesk.urls import redact_url
 
 T = TypeVar("T")
 
@@ -95,7 +97,7 @@ class PgStore(StoreBase):
             chunker = chunk_document
         if tokenizer is not None and not isinstance(tokenizer, Tokenizer):
             raise ValueError(f"tokenizer: expected a Tokenizer, got {type(tokenizer).__name__}")
-        check_params(k1 if k1 is not None else 1.5, b if b is not None else 0.75)
+        check_params(k1 if k1 is not None else DEFAULT_K1, b if b is not None else DEFAULT_B)
         self.url = url
         self.schema = schema
         self.embedder = embedder
@@ -118,7 +120,7 @@ class PgStore(StoreBase):
             raise
 
     def __repr__(self) -> str:
-        return f"PgStore({redact(self.url)!r}, schema={self.schema!r})"
+        return f"PgStore({redact_url(self.url)!r}, schema={self.schema!r})"
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:

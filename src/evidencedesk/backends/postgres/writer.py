@@ -227,10 +227,7 @@ class Writer:
         weights = None
         if avgdl is not None:
             dl = np.array([tc.length for tc in counts], dtype=np.float64)[row_of]
-            k1, b = self.encoder.k1, self.encoder.b
-            rel = dl / avgdl if avgdl > 0 else np.ones_like(dl)
-            ftf = tf.astype(np.float64)
-            weights = (ftf * (k1 + 1) / (ftf + k1 * (1 - b + b * rel))).astype(np.float32)
+            weights = bm25_blocks.weights(tf, dl, self.encoder.k1, self.encoder.b, avgdl)
         ends = np.cumsum(sizes)
         last = self.conn.execute(_RESERVE, (len(counts),)).fetchone()
         assert last is not None
