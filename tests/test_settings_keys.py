@@ -128,7 +128,7 @@ PROBES: dict[str, tuple[dict[str, Any], str, Any]] = {
     "generator.model": (OPENAI, "ask", "m2"),
     "generator.api_key_env": (OPENAI, "ask", "EVIDENCEDESK_TEST_OTHER_KEY"),
     "generator.max_tokens": (OPENAI, "ask", 17),
-    "generator.answerability": (BM25, "ask", "embeddings"),  # another answerability model decides
+    "generator.answerability": (BM25, "ask", "cross-encoder"),  # the reader's answerability model decides
     "scope.statuses": (BM25, "search", ["superseded"]),
     "scope.audiences": (BM25, "search", ["staff"]),
     "scope.langs": (BM25, "search", ["de"]),

@@ -127,7 +127,7 @@ class GeneratorSettings(_Strict):
     name: Literal["extractive", "llama-cpp", "openai"] = "extractive"
     # extractive: "cross-encoder" = the bundled cross-encoder reads the best passages and sentences (answerability
     # features, and the sentence it scores highest leads the answer); "embeddings" = word and MiniLM evidence only
-    answerability: Literal["cross-encoder", "embeddings"] = "cross-encoder"
+    answerability: Literal["cross-encoder", "embeddings"] = "embeddings"
     base_url: str | None = None
     model: str | None = None
     api_key_env: str = "EVIDENCEDESK_OPENAI_API_KEY"

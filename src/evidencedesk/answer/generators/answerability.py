@@ -45,7 +45,7 @@ FEATURES = (
     "chunk_margin",  # dense score of the best unit's chunk minus the best other chunk's
     "type_span",  # the best unit holds a span of the kind asked (a number, date, amount, name) the question lacks
     "question_terms",  # log(1 + content terms of the question)
-    "ce_passage",  # the cross-encoder's score (logit) of the best of the first context passages
+    "ce_passage",  # the cross-encoder's score (logit) of the best context passage
     "ce_sentence",  # the cross-encoder's score (logit) of the best of the top-scored units
 )
 READER_FEATURES = ("ce_passage", "ce_sentence")  # only the ``*-reader`` models take these

@@ -22,11 +22,15 @@ answer kind). The answer is built from the ranking:
 The dense scorer is chosen per question: MiniLM for English (a mostly Latin-script question over
 chunks marked ``lang: en``), multilingual-e5-small otherwise; the trace (``details``) says which ran.
 
-The reader (``answerability="cross-encoder"``, the default): for English questions the bundled
-cross-encoder (ms-marco-MiniLM-L-12-v2) reads the question against the first context passages and
+The reader (``reader="cross-encoder"``, setting ``generator.answerability: cross-encoder``; off by
+default): for English questions the bundled
+cross-encoder (ms-marco-MiniLM-L-12-v2) reads the question against every context passage and
 against the best-scored units. Its best passage and best unit scores join the answerability features
-(the ``minilm-reader`` model), and the unit it scores highest becomes the best unit: the first line
-and the quote come from it. Without the model installed the generator falls back to ``minilm``.
+(the ``minilm-reader`` model), and the unit it scores highest becomes the best unit (the first line
+and the quote come from it) when the best-scored unit reads below 0 and it reads ``LEAD_MARGIN``
+logits better. That lead is switched off (``LEAD``): on the example corpus it quoted the wrong
+sentence for questions the word and dense evidence answer right. Without the model installed the
+generator falls back to ``minilm``.
 """
 
 from __future__ import annotations
@@ -62,8 +66,9 @@ ENGLISH = "en"
 WORDS = "words"
 READER = "-reader"  # suffix of the answerability model that takes the cross-encoder's features
 READ_UNITS = 6  # units (best by the word and dense evidence) the cross-encoder reads
-READ_PASSAGES = 3  # context passages the cross-encoder reads
 UNIT_TOKENS = 96
+LEAD = False  # off: on the example corpus the cross-encoder's unit led to worse quotes (tests/answer)
+LEAD_MARGIN = 2.0  # logits by which the cross-encoder's best unit must beat the best-scored unit to lead
 ANSWERABILITY = ("cross-encoder", "embeddings")
 
 
@@ -127,7 +132,7 @@ class ExtractiveGenerator:
         weights: Weights = WEIGHTS,
         answerability: str | Path | AnswerabilityModel | None = None,
         short_line: bool = True,
-        reader: str = "cross-encoder",
+        reader: str = "embeddings",
         reader_tokens: int = 256,
     ) -> None:
         if not isinstance(dense, bool | DenseScorer):
@@ -202,12 +207,16 @@ class ExtractiveGenerator:
             return None
         from evidencedesk.retrieval.contextual import index_text
 
-        passages = [index_text(c.chunk, contextual=True) for c in context[:READ_PASSAGES]]
+        passages = [index_text(c.chunk, contextual=True) for c in context]
         read_passages = model.scores(question, passages, self.reader_tokens)
         top = sorted(range(len(scores)), key=lambda i: (-scores[i].total, i))[:READ_UNITS]
         read_units = model.scores(question, [scores[i].unit.text for i in top], UNIT_TOKENS)
         best = max(range(len(top)), key=lambda j: (read_units[j], -j))
-        return {"ce_passage": max(read_passages), "ce_sentence": read_units[best], "best": top[best]}
+        # the cross-encoder's unit leads the answer when the best-scored unit does not read as an answer (logit
+        # below 0) and the cross-encoder's reads clearly better
+        clearly = read_units[0] < 0 and read_units[best] - read_units[0] >= LEAD_MARGIN
+        lead = top[best] if clearly else top[0]
+        return {"ce_passage": max(read_passages), "ce_sentence": read_units[best], "best": lead}
 
     def scorer_for(self, question: str, context: list[Candidate] | None = None) -> tuple[str, DenseScorer | None]:
         """``(name, scorer)`` for ``question`` over ``context``: ``minilm`` for English, ``e5`` for other
@@ -293,7 +302,7 @@ class ExtractiveGenerator:
         scores, lexical, details = self.assess(question, context)
         ranked = sorted(range(len(scores)), key=lambda i: (-scores[i].total, i))
         read_best = details.pop("reader_best", None)
-        if read_best is not None:  # the unit the cross-encoder scores highest leads the answer
+        if read_best is not None and LEAD:  # the unit the cross-encoder scores highest leads the answer
             ranked = [read_best] + [i for i in ranked if i != read_best]
         if not ranked or details["answerability"] < details["threshold"]:
             missing = lexical.absent()

@@ -139,7 +139,7 @@ class OnnxCrossEncoder:
 
     def _score(self, query: str, texts: list[str], max_tokens: int) -> list[float]:
         encoded = self._encode(query, texts, max_tokens)
-        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].ids))
+        order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i].ids), texts[i]))  # input order never matters
         out = np.zeros(len(texts), dtype=np.float64)
         for start in range(0, len(order), self.batch_size):
             batch = order[start : start + self.batch_size]
