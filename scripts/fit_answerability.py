@@ -30,7 +30,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from evidencedesk.answer.generators.answerability import FEATURES  # noqa: E402
+from evidencedesk.answer.generators.answerability import FEATURES, READER_FEATURES  # noqa: E402
 from evidencedesk.answer.generators.base import Generation  # noqa: E402
 from evidencedesk.answer.generators.dense_match import DenseScorer, E5Embedder  # noqa: E402
 from evidencedesk.answer.generators.extractive import ExtractiveGenerator  # noqa: E402
@@ -47,14 +47,19 @@ def log(msg: str) -> None:
 
 
 def ask_with(desk: Any, question: str, generator: Any) -> tuple[Any, Any]:
-    """``Desk.ask``'s pipeline and settings, with ``generator`` in place of the configured one."""
+    """``Desk.ask``'s pipeline and settings (its reranker too), with ``generator`` in place of the configured one."""
+    from evidencedesk.wiring import build_reranker, rerank_spec
+
     s = desk.settings
+    reranker = build_reranker(rerank_spec(s), lambda: generator, s)
     return ask(
         question,
         desk.searcher(),
         {c.id: c for c in desk.chunks()},
         generator,
         k=s.retrieval.k,
+        candidates=max(s.retrieval.rerank.candidates, s.retrieval.k),
+        reranker=reranker,
         budget_tokens=s.context.budget_tokens,
         floor=s.context.floor,
         dedup_threshold=s.context.dedup_threshold,
@@ -162,15 +167,27 @@ def probabilities(model: dict[str, Any], rows: list[dict[str, Any]]) -> np.ndarr
     return np.asarray(1.0 / (1.0 + np.exp(-z)))
 
 
+def auc(p: np.ndarray, positive: np.ndarray) -> float:
+    """The area under the ROC curve of ``p`` for telling ``positive`` rows from the others."""
+    from sklearn.metrics import roc_auc_score
+
+    return round(float(roc_auc_score(positive.astype(int), p)), 4) if 0 < positive.sum() < len(positive) else 0.0
+
+
 def fit_one(
-    rows: list[dict[str, Any]], precision: float, kestrel_weight: float, max_wrong: float = MAX_WRONG_ABSTENTION
+    rows: list[dict[str, Any]],
+    precision: float,
+    kestrel_weight: float,
+    max_wrong: float = MAX_WRONG_ABSTENTION,
+    features: tuple[str, ...] = FEATURES,
+    c: float = 1.0,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """A logistic regression on standardised features, and its threshold: the highest probability at which the
     fit rows' abstentions are at least ``precision`` unanswerable questions and at most ``max_wrong`` of the
     answerable ones are refused (the highest meeting the second alone when none meets both)."""
     from sklearn.linear_model import LogisticRegression
 
-    x = np.array([[r["features"].get(f, 0.0) for f in FEATURES] for r in rows], dtype=float)
+    x = np.array([[r["features"].get(f, 0.0) for f in features] for r in rows], dtype=float)
     y = np.array([r["y"] for r in rows])
     n_labels = sum(r["source"] == "kestrel" for r in rows)
     if kestrel_weight <= 0:  # balanced: the example corpus's rows weigh as much, together, as the SQuAD rows
@@ -178,7 +195,7 @@ def fit_one(
     w = np.array([kestrel_weight if r["source"] == "kestrel" else 1.0 for r in rows])
     mean, scale = x.mean(axis=0), x.std(axis=0)
     scale[scale == 0] = 1.0
-    model = LogisticRegression(C=1.0, max_iter=1000)
+    model = LogisticRegression(C=c, max_iter=1000)
     model.fit((x - mean) / scale, y, sample_weight=w)
     p = model.predict_proba((x - mean) / scale)[:, 1]
     impossible = np.array([r["impossible"] for r in rows])
@@ -203,7 +220,7 @@ def fit_one(
     stats = {"threshold": best_t, "rule": rule, "label_row_weight": round(kestrel_weight, 2),
              **decision(p, impossible, best_t)}  # fmt: skip
     out = {
-        "features": list(FEATURES),
+        "features": list(features),
         "mean": [round(float(v), 6) for v in mean],
         "scale": [round(float(v), 6) for v in scale],
         "coef": [round(float(v), 6) for v in model.coef_[0]],
@@ -244,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         help="also score the held-out articles' questions: reported beside the fit, never fitted on",
     )
     ap.add_argument("--seed", type=int, default=16)
+    ap.add_argument("--c", type=float, default=1.0, help="inverse L2 strength of the logistic regression")
     ap.add_argument("--rows", type=Path, help="cache of feature rows (JSON lines): read if present, else written")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
@@ -270,20 +288,45 @@ def main(argv: list[str] | None = None) -> int:
         "+ examples/kestrel labels",
         "target_abstention_precision": args.precision,
         "max_answerable_abstained": args.max_wrong,
+        "regularisation_c": args.c,
         "fit": {},
     }
-    for scorer in ("minilm", "e5", "words"):
+    plain = tuple(f for f in FEATURES if f not in READER_FEATURES)
+    for model_name in ("minilm-reader", "minilm", "e5", "words"):
+        scorer = model_name.removesuffix("-reader")
+        if scorer not in args.scorers.split(","):  # not refitted: the shipped model stays
+            continue
+        features = FEATURES if model_name.endswith("-reader") else plain
         mine = [r for r in rows if r["scorer"] == scorer and r.get("split", FIT) == FIT]
+        if features is FEATURES:  # the reader's model: only rows the cross-encoder read
+            mine = [r for r in mine if all(f in r["features"] for f in READER_FEATURES)]
         if not mine:
             continue
-        models[scorer], info["fit"][scorer] = fit_one(mine, args.precision, args.kestrel_weight, args.max_wrong)
-        log(f"{scorer}: {info['fit'][scorer]}")
+        models[model_name], info["fit"][model_name] = fit_one(
+            mine, args.precision, args.kestrel_weight, args.max_wrong, features, args.c
+        )
+        log(f"{model_name}: {info['fit'][model_name]}")
         held = [r for r in rows if r["scorer"] == scorer and r.get("split", FIT) != FIT]
+        if features is FEATURES:
+            held = [r for r in held if all(f in r["features"] for f in READER_FEATURES)]
         if held:  # reported, never fitted on
-            impossible = np.array([r["impossible"] for r in held])
-            p = probabilities(models[scorer], held)
-            info.setdefault("heldout", {})[scorer] = decision(p, impossible, models[scorer]["threshold"])
-            log(f"{scorer} held-out: {info['heldout'][scorer]}")
+            impossible = np.array([bool(r["impossible"]) for r in held])
+            right = np.array([bool(r["y"]) for r in held])
+            p = probabilities(models[model_name], held)
+            info.setdefault("heldout", {})[model_name] = {
+                **decision(p, impossible, models[model_name]["threshold"]),
+                "auc_answerable": auc(p, ~impossible),
+                "auc_right": auc(p, right),
+            }
+            log(f"{model_name} held-out: {info['heldout'][model_name]}")
+    if args.out.exists():  # models not refitted this time (their scorer was not run) stay as they were
+        old = json.loads(args.out.read_text(encoding="utf-8"))
+        for name, model in old.get("models", {}).items():
+            if name not in models:
+                models[name] = model
+                info["fit"][name] = old.get("info", {}).get("fit", {}).get(name, {})
+                if name in old.get("info", {}).get("heldout", {}):
+                    info.setdefault("heldout", {})[name] = old["info"]["heldout"][name]
     args.out.write_text(json.dumps({"info": info, "models": models}, indent=1) + "\n", encoding="utf-8")
     log(f"wrote {args.out}")
     return 0

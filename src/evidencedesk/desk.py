@@ -602,6 +602,25 @@ class Desk:
 
         warm()
 
+    def warm_models(self) -> bool:
+        """Load and run the bundled cross-encoder once when the configuration reads it (a cross-encoder
+        reranker with no model named, or the extractive generator's reader), so no request pays for it.
+        Returns whether it was warmed; a missing model is reported by the first request that needs it."""
+        s = self.settings
+        rerank = s.retrieval.rerank
+        wanted = (rerank.method == "cross-encoder" and not rerank.model) or (
+            s.generator.name == "extractive" and s.generator.answerability == "cross-encoder"
+        )
+        if not wanted:
+            return False
+        from evidencedesk.retrieval.rerank.onnx_cross_encoder import CrossEncoderUnavailable, warm
+
+        try:
+            warm()
+        except (CrossEncoderUnavailable, ImportError, OSError):
+            return False
+        return True
+
     @staticmethod
     def file_types() -> list[str]:
         """The file suffixes an ingest reads (``.md``, ``.pdf``, ...), sorted."""
@@ -763,7 +782,7 @@ class Desk:
             return self.generator(generator)
 
         answerer = gen()
-        reranker = build_reranker(rerank if rerank is not None else rerank_spec(s), gen)
+        reranker = build_reranker(rerank if rerank is not None else rerank_spec(s), gen, s)
         the_scope = self.scope(scope)
         rewriter = build_rewriter(rewrite, gen)
         diversity = build_diversity(s)

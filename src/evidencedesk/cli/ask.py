@@ -85,12 +85,14 @@ def ask_command(
         int | None, typer.Option("--k", help="Chunks passed on to the context. Default: the config's retrieval.k (5).")
     ] = None,
     candidates: Annotated[
-        int | None, typer.Option("--candidates", help="First-stage depth when reranking. Default: the config's (20).")
+        int | None, typer.Option("--candidates", help="First-stage depth when reranking. Default: the config's (10).")
     ] = None,
     rerank: Annotated[
         str | None,
         typer.Option(
-            "--rerank", help="none, overlap, llm or cross-encoder:PATH_OR_NAME. Default: the config's (none)."
+            "--rerank",
+            help="none, overlap, llm, cross-encoder (the bundled model) or cross-encoder:PATH_OR_NAME. "
+            "Default: the config's (cross-encoder).",
         ),
     ] = None,
     generator: Annotated[

@@ -55,6 +55,7 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         Desk.warm_up()  # compiled (or loaded from numba's cache) before the first request, not during it
+        state.warm_models()  # the cross-encoder the configured reranker and generator read, loaded once
         yield
         if close_on_shutdown:
             state.close()

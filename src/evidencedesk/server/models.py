@@ -51,7 +51,7 @@ class AskRequest(_Request):
     method: Method | None = Field(None, description="Default: the configured retrieval method.")
     k: int | None = Field(None, ge=1, description="Chunks passed to the context (default: the configured k).")
     candidates: int | None = Field(None, ge=1, description="First-stage depth when reranking (default: configured).")
-    rerank: Literal["none", "overlap", "llm"] | None = Field(
+    rerank: Literal["none", "overlap", "llm", "cross-encoder"] | None = Field(
         None, description="Second stage (default: the configured retrieval.rerank.method)."
     )
     budget: int | None = Field(None, ge=16, description="Context token budget (default: the configured one).")

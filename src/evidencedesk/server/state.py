@@ -112,6 +112,10 @@ class ServiceState:
         names = tuple(legs) if legs else None
         return corpus.searchers.get((method, names), lambda: self.desk.searcher_over(corpus.chunks, method, legs))
 
+    def warm_models(self) -> bool:
+        """The Desk's ``warm_models``: the bundled cross-encoder loaded at start when the settings read it."""
+        return self.desk.warm_models()
+
     # -- request defaults and generators -----------------------------------------------------------
     def with_defaults(self, body: RequestT) -> RequestT:
         """The request with an unset ``method`` and ``k`` taken from the configuration."""

@@ -45,7 +45,10 @@ FEATURES = (
     "chunk_margin",  # dense score of the best unit's chunk minus the best other chunk's
     "type_span",  # the best unit holds a span of the kind asked (a number, date, amount, name) the question lacks
     "question_terms",  # log(1 + content terms of the question)
+    "ce_passage",  # the cross-encoder's score (logit) of the best context passage
+    "ce_sentence",  # the cross-encoder's score (logit) of the best of the top-scored units
 )
+READER_FEATURES = ("ce_passage", "ce_sentence")  # only the ``*-reader`` models take these
 MODEL_FILE = "answerability.json"
 
 
@@ -148,7 +151,7 @@ def feature_values(
     the kind asked, and the number of question terms come computed). An empty context gives zeros."""
     n_terms = math.log1p(question_terms)
     if not totals:
-        return {name: 0.0 for name in FEATURES} | {
+        return {name: 0.0 for name in FEATURES if name not in READER_FEATURES} | {
             "missing": 1.0 - context_words,
             "kind_asked": float(kind_asked),
             "question_terms": n_terms,
@@ -188,4 +191,4 @@ def _chunk_margin(chunk: Sequence[float | None], owners: Sequence[int], best: in
     return by_owner[owners[best]] - max(others) if others else 0.0
 
 
-__all__ = ["FEATURES", "MODEL_FILE", "AnswerabilityModel", "ScorerModel", "feature_values"]
+__all__ = ["FEATURES", "MODEL_FILE", "READER_FEATURES", "AnswerabilityModel", "ScorerModel", "feature_values"]

@@ -5,17 +5,20 @@ from evidencedesk.retrieval.rerank.overlap import OverlapReranker
 from evidencedesk.retrieval.rerank.two_stage import Ceiling, TwoStage, ceiling
 
 
-def get_reranker(spec: str | None) -> Reranker | None:
-    """A reranker from its command-line name: ``none``, ``overlap`` or ``cross-encoder:PATH_OR_NAME``."""
+def get_reranker(spec: str | None, max_tokens: int = 256, fuse_weight: float = 1.0) -> Reranker | None:
+    """A reranker from its command-line name: ``none``, ``overlap``, ``cross-encoder`` (the bundled
+    ms-marco-MiniLM-L-12-v2) or ``cross-encoder:PATH_OR_NAME``; ``max_tokens`` and ``fuse_weight`` go to
+    a cross-encoder."""
     if spec is None or spec.strip().lower() in ("", "none"):
         return None
     if spec == "overlap":
         return OverlapReranker()
-    if spec.startswith("cross-encoder:"):
+    if spec == "cross-encoder" or spec.startswith("cross-encoder:"):
         from evidencedesk.retrieval.rerank.cross_encoder import CrossEncoderReranker
 
-        return CrossEncoderReranker(spec.split(":", 1)[1])
-    raise ValueError(f"rerank: expected none, overlap or cross-encoder:PATH, got {spec!r}")
+        model = spec.split(":", 1)[1] if ":" in spec else None
+        return CrossEncoderReranker(model or None, max_tokens=max_tokens, fuse_weight=fuse_weight)
+    raise ValueError(f"rerank: expected none, overlap, cross-encoder or cross-encoder:PATH, got {spec!r}")
 
 
 __all__ = ["Ceiling", "OverlapReranker", "Reranker", "TwoStage", "ceiling", "get_reranker", "reordered"]

