@@ -108,7 +108,7 @@ def test_warm_embeds_every_unit_once_so_answers_never_wait_for_them() -> None:
 
 def test_shipped_model_covers_every_scorer_and_bad_files_are_named(tmp_path: Path) -> None:
     model = AnswerabilityModel.load()
-    assert sorted(model.models) == ["e5", "minilm", "words"]
+    assert sorted(model.models) == ["e5", "minilm", "minilm-reader", "words"]
     for m in model.models.values():
         assert set(m.features) <= set(FEATURES) and 0 < m.threshold < 1
     high = {f: 1.0 for f in FEATURES} | {"missing": 0.0}

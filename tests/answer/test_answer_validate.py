@@ -31,7 +31,7 @@ def test_wrong_number_citing_the_current_returns_chunk_is_a_generation_finding()
 def test_correct_sentence_citing_a_chunk_that_was_not_shown_is_a_citation_finding() -> None:
     by_id = kestrel_by_id()
     current = holding(WINDOW, "kc-returns-v3")
-    intro = by_id["kc-returns-v3:c0"]
+    intro = by_id["kestrel:kc-returns-v3:c0"]
     assert intro.id != current.id
     checked = validate(
         Generation(f"Return within 30 days of delivery. [{current.id}]", (current.id,)), as_candidates([intro]), by_id

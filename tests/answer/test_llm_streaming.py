@@ -169,7 +169,7 @@ def test_the_answerability_gate_abstains_without_calling_the_model(model: LlamaC
 def test_a_planted_instruction_changes_neither_scope_nor_citations(model: LlamaCppGenerator, desk: Desk) -> None:
     result = desk.ask(QUESTION, save=False)
     shown = set(result["context"])
-    assert any(cid.startswith("kc-faq-injected") for cid in shown)  # the planted text reaches the model
+    assert any("kc-faq-injected:" in cid for cid in shown)  # the planted text reaches the model
     # the scope (current, public) holds: no staff note, no superseded policy reaches the model
     assert not any(cid.startswith(("kc-staff-goodwill", "kc-returns-v2")) for cid in shown)
     assert "GW-" not in result["trace"]["prompt"] if "trace" in result else "GW-" not in result["prompt"]

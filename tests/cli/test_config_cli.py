@@ -191,7 +191,7 @@ def test_ask_takes_the_generator_context_and_k_from_the_config(
     code, out, err = run("ask", "How many days to return items for a refund?", "--store", str(store), "--json")
     assert code == 0, err
     answer = json.loads(out)
-    assert answer["method"] == "bm25" and len(answer["retrieved"]) <= 2 and answer["context_tokens"] <= 64
+    assert answer["method"] == "bm25" and len(answer["context"]) <= 2 and answer["context_tokens"] <= 64
     code, out, _ = run("ask", "How many days to return items?", "--store", str(store), "--json", "--k", "4",
                        "--budget", "400")  # fmt: skip
     assert code == 0

@@ -23,8 +23,12 @@ def kestrel_by_id() -> dict[str, Chunk]:
 
 
 def holding(phrase: str, doc_id: str | None = None) -> Chunk:
-    """The one Kestrel chunk whose text holds ``phrase`` (within ``doc_id`` when given)."""
-    found = [c for c in kestrel_chunks() if phrase in c.text and (doc_id is None or c.doc_id == doc_id)]
+    """The one Kestrel chunk whose text holds ``phrase`` (within ``doc_id`` when given: the document's own
+    id, as its front matter declares it, or the id it is stored under, scoped by its tenant)."""
+    found = [
+        c for c in kestrel_chunks()
+        if phrase in c.text and (doc_id is None or doc_id in (c.doc_id, c.doc_id.rpartition(":")[2]))
+    ]  # fmt: skip
     assert len(found) == 1, f"expected one chunk holding {phrase!r}, found {[c.id for c in found]}"
     return found[0]
 

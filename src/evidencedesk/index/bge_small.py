@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from evidencedesk.errors import ConfigError
-from evidencedesk.index.embedders import _batches, _check_batch_size, normalize_rows, progress_bar
+from evidencedesk.index.embedders import embed_by_length, normalize_rows
 
 BGE_SMALL_NAME = "bge-small-en-v1.5-onnx-int8"  # the name (and embedding cache key) of its vectors
 BGE_SMALL_ALIASES = frozenset({"bge-small", "bge-small-en-v1.5", "baai/bge-small-en-v1.5", BGE_SMALL_NAME})
@@ -106,25 +106,7 @@ class OnnxBgeSmall:
 
     def embed(self, texts: list[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """Passages' vectors (no instruction)."""
-        _check_batch_size(batch_size)
-        texts = list(texts)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        if not texts:
-            return out
-        order = np.argsort([len(t) for t in texts], kind="stable")
-        bar = progress_bar() if progress else None
-        if bar is not None:
-            bar.start()
-            task = bar.add_task(f"embedding ({self.name})", total=len(texts))
-        try:
-            for rows in _batches(order, batch_size):
-                out[rows] = self._embed_batch([texts[i] for i in rows])
-                if bar is not None:
-                    bar.advance(task, len(rows))
-        finally:
-            if bar is not None:
-                bar.stop()
-        return out
+        return embed_by_length(texts, self.dim, self._embed_batch, self.name, batch_size, progress)
 
     def embed_query(self, text: str) -> np.ndarray:
         """A query's vector: the text read after ``QUERY_INSTRUCTION``."""

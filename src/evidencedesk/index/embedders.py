@@ -11,7 +11,7 @@ import functools
 import importlib.util
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -72,6 +72,37 @@ def _check_batch_size(batch_size: int) -> None:
 def _batches(order: np.ndarray, batch_size: int) -> Iterator[np.ndarray]:
     for start in range(0, len(order), batch_size):
         yield order[start : start + batch_size]
+
+
+def embed_by_length(
+    texts: Sequence[str],
+    dim: int,
+    embed_batch: Callable[[list[str]], np.ndarray],
+    name: str,
+    batch_size: int = 32,
+    progress: bool = False,
+) -> np.ndarray:
+    """The vectors of ``texts`` (one row each, in their order), made by ``embed_batch`` on batches of
+    texts of similar length (little padding), with a progress bar named after the model when asked."""
+    _check_batch_size(batch_size)
+    texts = list(texts)
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    if not texts:
+        return out
+    order = np.argsort([len(t) for t in texts], kind="stable")
+    bar = progress_bar() if progress else None
+    if bar is not None:
+        bar.start()
+        task = bar.add_task(f"embedding ({name})", total=len(texts))
+    try:
+        for rows in _batches(order, batch_size):
+            out[rows] = embed_batch([texts[i] for i in rows])
+            if bar is not None:
+                bar.advance(task, len(rows))
+    finally:
+        if bar is not None:
+            bar.stop()
+    return out
 
 
 def progress_bar() -> Any:
@@ -191,25 +222,7 @@ class OnnxMiniLM:
         return [n for n, e in enumerate(encodings) if sum(e.attention_mask) <= MINILM_LEGACY_TOKENS]
 
     def embed(self, texts: list[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
-        _check_batch_size(batch_size)
-        texts = list(texts)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        if not texts:
-            return out
-        order = np.argsort([len(t) for t in texts], kind="stable")
-        bar = progress_bar() if progress else None
-        if bar is not None:
-            bar.start()
-            task = bar.add_task(f"embedding ({self.name})", total=len(texts))
-        try:
-            for rows in _batches(order, batch_size):
-                out[rows] = self._embed_batch([texts[i] for i in rows])
-                if bar is not None:
-                    bar.advance(task, len(rows))
-        finally:
-            if bar is not None:
-                bar.stop()
-        return out
+        return embed_by_length(texts, self.dim, self._embed_batch, self.name, batch_size, progress)
 
     def __repr__(self) -> str:
         return f"OnnxMiniLM(name={self.name!r}, dim={self.dim})"
