@@ -97,16 +97,23 @@ class ReadRouter:
         target = row[0] if row else "0/0"
         deadline = time.monotonic() + timeout
         for pool in self.replicas:
+            while not self._replayed(pool, target):
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"a replica has not replayed WAL position {target} after {timeout} s")
+                time.sleep(poll)
+
+    @staticmethod
+    def _replayed(pool: ConnectionPool, target: str) -> bool:
+        """Whether the replica behind ``pool`` has replayed WAL up to ``target``. A replica ends a session
+        whose reads conflict with what it replays (a dropped table, a vacuumed row); then the answer is
+        "not yet", that connection leaves the pool, and the next poll asks on a fresh one."""
+        try:
             with pool.connection() as conn:
-                while True:
-                    done = conn.execute(
-                        "SELECT coalesce(pg_last_wal_replay_lsn() >= %s::pg_lsn, true)", (target,)
-                    ).fetchone()
-                    if done and done[0]:
-                        break
-                    if time.monotonic() > deadline:
-                        raise TimeoutError(f"a replica has not replayed WAL position {target} after {timeout} s")
-                    time.sleep(poll)
+                query = "SELECT coalesce(pg_last_wal_replay_lsn() >= %s::pg_lsn, true)"
+                row = conn.execute(query, (target,)).fetchone()
+        except (psycopg.errors.SerializationFailure, psycopg.OperationalError):
+            return False
+        return bool(row and row[0])
 
     def close(self) -> None:
         for pool in self.replicas:
