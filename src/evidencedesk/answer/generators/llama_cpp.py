@@ -20,6 +20,7 @@ deadline passed before the first token raises ``GenerationError``.
 
 from __future__ import annotations
 
+import atexit
 import math
 import os
 import threading
@@ -144,8 +145,19 @@ def loaded_model(path: Path, n_ctx: int, n_threads: int, seed: int = 0) -> Loade
                 model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, seed=seed,
                 verbose=False,
             )  # fmt: skip
+            if not _LOADED:
+                atexit.register(_free_models)
             _LOADED[key] = LoadedModel(llm)
         return _LOADED[key]
+
+
+def _free_models() -> None:
+    """Free the loaded models at exit, while llama.cpp's library is still there (freed later, during the
+    interpreter's teardown, each would print an ignored TypeError)."""
+    with _LOADING:
+        for loaded in _LOADED.values():
+            loaded.llama.close()
+        _LOADED.clear()
 
 
 def _never() -> bool:
