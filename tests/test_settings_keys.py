@@ -118,6 +118,7 @@ PROBES: dict[str, tuple[dict[str, Any], str, Any]] = {
     "retrieval.rerank.candidates": (deep(PLAIN, "retrieval.rerank", {"method": "overlap"}), "ask", 3),
     "retrieval.rerank.max_tokens": (CROSS, "ask", 8),  # the cross-encoder reads 8 tokens of each pair: new scores
     "retrieval.rerank.fuse_weight": (CROSS, "ask", 0.0),  # the first stage's scores alone, min-max scaled
+    "retrieval.rerank.min_score": (CROSS, "ask", 30.0),  # above any logit: every candidate is dropped, ask abstains
     "retrieval.diversity.method": (BM25, "search", "mmr"),
     "retrieval.diversity.lambda": (deep(BM25, "retrieval.diversity", {"method": "mmr"}), "search", 0.95),
     "retrieval.collapse": (BM25, "search", "document"),  # one chunk per document instead of per page

@@ -85,6 +85,9 @@ class RerankSettings(_Strict):
     max_tokens: int = Field(256, ge=8, le=512)  # cross-encoder: query + passage cut to this many tokens
     # cross-encoder: 1 = its score alone; below 1, w * cross-encoder + (1 - w) * first stage (each min-max scaled)
     fuse_weight: float = Field(0.8, ge=0, le=1)
+    # cross-encoder: a candidate it scores below this (in the model's own units: the bundled model's logits) is
+    # dropped before the context, so a question nothing in the store is about abstains; null: keep every one
+    min_score: float | None = -8.0
 
 
 class DiversitySettings(_Strict):

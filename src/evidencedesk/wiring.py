@@ -195,7 +195,9 @@ def build_reranker(
 
     rerank = (settings or Settings()).retrieval.rerank
     try:
-        return get_reranker(spec, max_tokens=rerank.max_tokens, fuse_weight=rerank.fuse_weight)
+        return get_reranker(
+            spec, max_tokens=rerank.max_tokens, fuse_weight=rerank.fuse_weight, min_score=rerank.min_score
+        )
     except CrossEncoderUnavailable as exc:
         raise ConfigError(str(exc)) from None
     except ValueError as exc:

@@ -111,3 +111,34 @@ def test_ask_reranks_with_the_bundled_model(tmp_path: Path) -> None:
     scores = [r["score"] for r in out["reranked"]]
     assert scores == sorted(scores, reverse=True)
     assert "rerank" in out["timings"]
+
+
+def test_min_score_leaves_out_what_is_not_about_the_question() -> None:
+    texts = ["Paris is the capital of France.", "The torque for the stem bolts is 5 Nm."]
+    chunks = [Chunk(f"d{i}:c0", f"d{i}", t) for i, t in enumerate(texts)]
+    found = ranked([(c, 2.0 - i) for i, c in enumerate(chunks)], "bm25")
+    kept = CrossEncoderReranker(min_score=-10.0).rerank("capital of France?", found)
+    assert [c.chunk.id for c in kept] == ["d0:c0"]  # the torque table is not about capitals at all
+    assert len(CrossEncoderReranker(min_score=None).rerank("capital of France?", found)) == 2
+    assert CrossEncoderReranker(min_score=30.0).rerank("capital of France?", found) == []
+    with pytest.raises(ValueError, match="min_score"):
+        CrossEncoderReranker(min_score=float("nan"))
+
+
+def test_ask_abstains_when_no_candidate_is_about_the_question(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in DOCS:
+        shutil.copy(ROOT / "examples" / "kestrel" / "docs" / name, docs / name)
+    settings = override(Settings(), **{"retrieval.legs": [{"method": "bm25"}]})  # the default reranker
+    assert settings.retrieval.rerank.min_score == -8.0
+    with Desk(tmp_path / "store", settings) as desk:
+        desk.ingest(docs)
+        away = desk.ask("Which days of the week did the Roman empire collapse?", save=False)
+        near = desk.ask("How many days do refunds take to reach my card?", save=False)
+        kept = desk.ask("Which days of the week did the Roman empire collapse?", rerank="none", save=False)
+    assert away["abstained"] and away["context"] == [] and away["reranked"] == []
+    assert away["dropped"] and {d["reason"] for d in away["dropped"]} == {"not_relevant"}
+    assert {d["chunk_id"] for d in away["dropped"]} == {r["chunk_id"] for r in away["retrieved"]}
+    assert not near["abstained"] and near["context"]
+    assert kept["context"]  # without the reranker the same question reaches the context (BM25 matched "days")

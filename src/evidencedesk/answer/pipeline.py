@@ -24,7 +24,7 @@ from evidencedesk.retrieval.fusion import rrf
 from evidencedesk.retrieval.rerank.base import Reranker
 from evidencedesk.retrieval.rewrite import Rewritten
 from evidencedesk.retrieval.scope import Scope
-from evidencedesk.trace import Finding, Trace
+from evidencedesk.trace import Dropped, Finding, Trace
 
 STAGE_ORDER = ("ingestion", "retrieval", "context", "generation", "citation")
 
@@ -145,10 +145,20 @@ def prepare(
         own = getattr(generator, "messages", None)
         messages = own(rewritten.question, shown) if callable(own) else build_prompt(rewritten.question, assembled)
         trace.prompt = prompt_text(messages)
-    trace.context, trace.dropped = shown, list(assembled.dropped)
+    trace.context, trace.dropped = shown, [*_unread(reranker, retrieved, pool), *assembled.dropped]
     trace.context_tokens = assembled.tokens
     trace.rewrite_steps = list(rewritten.steps)
     return Prepared(rewritten.question, shown, trace)
+
+
+def _unread(reranker: Reranker | None, retrieved: Sequence[Candidate], pool: Sequence[Candidate]) -> list[Dropped]:
+    """The candidates a reranker with a ``min_score`` left out: it read them as not about the question."""
+    floor = getattr(reranker, "min_score", None)
+    if floor is None:
+        return []
+    kept = {c.chunk.id for c in pool}
+    detail = f"the reranker scored it below its min_score {floor:g}: not about the question"
+    return [Dropped(c.chunk.id, "not_relevant", detail) for c in retrieved if c.chunk.id not in kept]
 
 
 def finish(

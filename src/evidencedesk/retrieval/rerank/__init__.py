@@ -5,10 +5,12 @@ from evidencedesk.retrieval.rerank.overlap import OverlapReranker
 from evidencedesk.retrieval.rerank.two_stage import Ceiling, TwoStage, ceiling
 
 
-def get_reranker(spec: str | None, max_tokens: int = 256, fuse_weight: float = 1.0) -> Reranker | None:
+def get_reranker(
+    spec: str | None, max_tokens: int = 256, fuse_weight: float = 1.0, min_score: float | None = None
+) -> Reranker | None:
     """A reranker from its command-line name: ``none``, ``overlap``, ``cross-encoder`` (the bundled
-    ms-marco-MiniLM-L-12-v2) or ``cross-encoder:PATH_OR_NAME``; ``max_tokens`` and ``fuse_weight`` go to
-    a cross-encoder."""
+    ms-marco-MiniLM-L-12-v2) or ``cross-encoder:PATH_OR_NAME``; ``max_tokens``, ``fuse_weight`` and
+    ``min_score`` go to a cross-encoder."""
     if spec is None or spec.strip().lower() in ("", "none"):
         return None
     if spec == "overlap":
@@ -17,7 +19,7 @@ def get_reranker(spec: str | None, max_tokens: int = 256, fuse_weight: float = 1
         from evidencedesk.retrieval.rerank.cross_encoder import CrossEncoderReranker
 
         model = spec.split(":", 1)[1] if ":" in spec else None
-        return CrossEncoderReranker(model or None, max_tokens=max_tokens, fuse_weight=fuse_weight)
+        return CrossEncoderReranker(model or None, max_tokens=max_tokens, fuse_weight=fuse_weight, min_score=min_score)
     raise ValueError(f"rerank: expected none, overlap, cross-encoder or cross-encoder:PATH, got {spec!r}")
 
 

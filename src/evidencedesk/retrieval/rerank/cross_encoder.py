@@ -14,6 +14,7 @@ indexed it.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,11 @@ class CrossEncoderReranker:
 
     The ONNX models' scores are logits; a sentence-transformers model's are its outputs after its own
     activation (a sigmoid for one-label models), as the model returns them when called directly.
+
+    ``min_score``: a candidate the model scores below it is left out of the result (None keeps every
+    one). The model's score does not depend on the rest of the collection, so one floor serves any
+    corpus: with the bundled model a passage about something else scores near its lowest logit (about
+    -11); the default setting, -8, was chosen on the development sets (bench/relevance_floor.py).
     """
 
     def __init__(
@@ -73,6 +79,7 @@ class CrossEncoderReranker:
         batch_size: int = 16,
         device: str | None = "cpu",
         local_files_only: bool = True,
+        min_score: float | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
@@ -80,8 +87,11 @@ class CrossEncoderReranker:
             raise ValueError(f"max_tokens: must be between 8 and 512, got {max_tokens}")
         if not 0.0 <= fuse_weight <= 1.0:
             raise ValueError(f"fuse_weight: must be in [0, 1], got {fuse_weight}")
+        if min_score is not None and not math.isfinite(min_score):
+            raise ValueError(f"min_score: must be a finite number, got {min_score}")
         self.max_tokens = max_tokens
         self.fuse_weight = fuse_weight
+        self.min_score = min_score
         self.batch_size = batch_size
         self.onnx: OnnxCrossEncoder | None = None
         self.model: Any = None
@@ -124,6 +134,9 @@ class CrossEncoderReranker:
 
     def rerank(self, query: str, candidates: list[Candidate]) -> list[Candidate]:
         read = self.scores(query, [index_text(c.chunk, contextual=True) for c in candidates])
+        if self.min_score is not None:
+            kept = [i for i, r in enumerate(read) if r >= self.min_score]
+            candidates, read = [candidates[i] for i in kept], [read[i] for i in kept]
         return reordered(candidates, self.blend(read, [c.score for c in candidates]), self.name)
 
 
