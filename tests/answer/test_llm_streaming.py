@@ -155,15 +155,25 @@ def test_a_full_queue_refuses_with_a_retry_time(model: LlamaCppGenerator, desk: 
 
 
 def test_the_answerability_gate_abstains_without_calling_the_model(model: LlamaCppGenerator, store: Path) -> None:
-    gated = parse_settings({**SETTINGS, "generator": {**SETTINGS["generator"], "answerability_gate": True}})
-    with Desk(store, settings=gated) as d:
+    generator = {**SETTINGS["generator"], "answerability_gate": True}
+    # the reranker's relevance floor off: the chunks reach the context and the gate's model decides
+    unfloored = {**SETTINGS, "retrieval": {**SETTINGS["retrieval"], "rerank": {"min_score": None}}}
+    with Desk(store, settings=parse_settings({**unfloored, "generator": generator})) as d:
         before = model.tokens_generated
         result = d.ask(UNANSWERABLE, save=False)
-        assert result["abstained"] and result["generation"]["gate"] == "abstained before generation"
+        assert result["context"] and result["abstained"]
+        assert result["generation"]["gate"] == "abstained before generation"
         assert result["generation"]["answerability"] < result["generation"]["threshold"]
         assert model.tokens_generated == before  # the model was never asked
         asked = d.ask(QUESTION, save=False)
         assert asked["generation"]["gate"] == "passed" and model.tokens_generated > before
+    # with the default floor no candidate reads as about the question: nothing reaches the context
+    with Desk(store, settings=parse_settings({**SETTINGS, "generator": generator})) as d:
+        before = model.tokens_generated
+        result = d.ask(UNANSWERABLE, save=False)
+        assert result["abstained"] and not result["context"] and model.tokens_generated == before
+        assert result["generation"]["gate_reason"] == "no chunk of the documents reached the context"
+        assert {x["reason"] for x in result["dropped"]} == {"not_relevant"}
 
 
 def test_a_planted_instruction_changes_neither_scope_nor_citations(model: LlamaCppGenerator, desk: Desk) -> None:
@@ -171,7 +181,7 @@ def test_a_planted_instruction_changes_neither_scope_nor_citations(model: LlamaC
     shown = set(result["context"])
     assert any("kc-faq-injected:" in cid for cid in shown)  # the planted text reaches the model
     # the scope (current, public) holds: no staff note, no superseded policy reaches the model
-    assert not any(cid.startswith(("kc-staff-goodwill", "kc-returns-v2")) for cid in shown)
+    assert not any(x in cid for x in ("kc-staff-goodwill:", "kc-returns-v2:") for cid in shown)
     assert "GW-" not in result["trace"]["prompt"] if "trace" in result else "GW-" not in result["prompt"]
     assert set(result["citations"]) <= shown
     assert "kc-secret-ledger:c9" not in result["answer"] and "kc-staff-goodwill" not in result["answer"]
