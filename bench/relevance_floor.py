@@ -86,6 +86,32 @@ def kestrel_unanswerable(root: Path) -> list[tuple[str, str]]:
     return [(f"u{i}", x.question) for i, x in enumerate(load_labels(root / "labels.jsonl")) if not x.answerable]
 
 
+def abstained(store: Path, questions: list[str], floor: float | None) -> int:
+    """How many of ``questions`` ``Desk.ask`` (default settings, this ``min_score``) abstains on over ``store``."""
+    from evidencedesk.config import parse_settings
+    from evidencedesk.desk import Desk
+
+    settings = parse_settings({"retrieval": {"rerank": {"min_score": floor}}})
+    with Desk(store, settings) as desk:
+        return sum(bool(desk.ask(q, save=False)["abstained"]) for q in questions)
+
+
+def answer_rows(checks: list[tuple[str, Path, list[str]]], floor: float) -> list[str]:
+    """Markdown rows: each check's abstentions at the answer (extractive generator) without and with ``floor``."""
+    out = [
+        "",
+        f"Answers (`Desk.ask`, default settings, extractive generator) without a floor and at {floor:g}:",
+        "",
+        f"| questions | n | abstained, min_score null | abstained, min_score {floor:g} |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, store, questions in checks:
+        log(f"answers: {name}")
+        out.append(f"| {name} | {len(questions)} | {abstained(store, questions, None)} | "
+                   f"{abstained(store, questions, floor)} |")  # fmt: skip
+    return out
+
+
 def share_below(values: list[float], floor: float) -> float:
     return sum(v < floor for v in values) / len(values) if values else 0.0
 
@@ -96,7 +122,8 @@ def choose(answerable: dict[str, list[float]], loss: float = 0.05) -> float:
     return max(fitting) if fitting else min(FLOORS)
 
 
-def render(rows: list[tuple[str, str, list[float]]], chosen: float, argv: list[str], minutes: float) -> str:
+def render(rows: list[tuple[str, str, list[float]]], chosen: float, argv: list[str], minutes: float,
+           answers: list[str]) -> str:  # fmt: skip
     head = "| questions | kind | n | lowest best score | " + " | ".join(f"{f:g}" for f in FLOORS) + " |"
     lines = [
         f"{SECTION} ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)",
@@ -118,6 +145,7 @@ def render(rows: list[tuple[str, str, list[float]]], chosen: float, argv: list[s
         "Chosen on the development rows with the evidence among the candidates (SciFact test excluded): the",
         f"highest floor tried at which none loses more than 5% of them is **{chosen:g}**",
         "(`retrieval.rerank.min_score`).",
+        *answers,
     ]
     return "\n".join(lines) + "\n"
 
@@ -132,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--financebench", type=Path, required=True)
     ap.add_argument("--kestrel", type=Path, default=REPO / "examples" / "kestrel")
     ap.add_argument("--limit", type=int, default=120, help="questions per sampled set")
+    ap.add_argument("--financebench-store", type=Path, help="a store of the filings (`evidencedesk ingest PDFS`)")
     ap.add_argument("--results", type=Path, default=REPO / "bench" / "RESULTS.md")
     ap.add_argument("--no-append", action="store_true")
     args = ap.parse_args(argv)
@@ -162,7 +191,21 @@ def main(argv: list[str] | None = None) -> int:
     ]
     rows += [(s.name, "unanswerable, on topic", best_scores(s, ce, cache)) for s in on_topic]
 
-    report = render(rows, choose(answerable), argv, (time.perf_counter() - started) / 60)
+    chosen = choose(answerable)
+    example_store = args.work / "example-store"
+    if not (example_store / "evidencedesk.sqlite").exists():
+        from evidencedesk.desk import Desk
+
+        with Desk(example_store) as desk:
+            desk.ingest(args.kestrel / "docs")
+    checks = [("squad2-dev questions on the example corpus", example_store, [q for _, q in elsewhere[0].questions])]
+    if args.financebench_store:
+        checks += [("example questions on the FinanceBench filings", args.financebench_store,
+                    [q for _, q in kestrel.questions]),
+                   ("financebench-dev questions on their filings", args.financebench_store,
+                    [q for _, q in finance.questions])]  # fmt: skip
+    answers = answer_rows(checks, chosen)
+    report = render(rows, chosen, argv, (time.perf_counter() - started) / 60, answers)
     print(report)
     if not args.no_append:
         text = args.results.read_text(encoding="utf-8") if args.results.exists() else "# Benchmark results\n"
