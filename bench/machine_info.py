@@ -28,6 +28,12 @@ def machine() -> str:
     )
 
 
+def write_section(results: Path, heading: str, section: str) -> None:
+    """Replace (or append) the section starting with ``heading`` in the file ``results`` (created when missing)."""
+    text = results.read_text(encoding="utf-8") if results.exists() else "# Benchmark results\n"
+    results.write_text(replace_section(text, heading, section), encoding="utf-8")
+
+
 def replace_section(text: str, heading: str, section: str) -> str:
     """``text`` (a RESULTS.md) with the section that starts with ``heading`` replaced by ``section``
     (appended when absent); the section ends at the next ``## `` heading."""

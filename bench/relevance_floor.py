@@ -38,7 +38,7 @@ from pathlib import Path
 
 import rerank_sets
 from evidencedesk.retrieval.rerank.cross_encoder import CrossEncoderReranker
-from machine_info import machine, replace_section
+from machine_info import machine, write_section
 from rerank import ScoreCache, log
 from rerank_sets import Set, first_stage
 
@@ -208,8 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     report = render(rows, chosen, argv, (time.perf_counter() - started) / 60, answers)
     print(report)
     if not args.no_append:
-        text = args.results.read_text(encoding="utf-8") if args.results.exists() else "# Benchmark results\n"
-        args.results.write_text(replace_section(text, SECTION, report), encoding="utf-8")
+        write_section(args.results, SECTION, report)
         log(f"wrote {args.results}")
     return 0
 

@@ -36,7 +36,7 @@ import rerank_sets
 from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.contextual import index_text
 from evidencedesk.retrieval.rerank.cross_encoder import CrossEncoderReranker, minmax
-from machine_info import machine, replace_section
+from machine_info import machine, write_section
 from rerank_sets import Set, first_stage
 
 REPO = Path(__file__).resolve().parents[1]
@@ -263,8 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     report = render(results, latency, ask, args, argv, time.perf_counter() - started)
     print(report)
     if not args.no_append:
-        text = args.results.read_text(encoding="utf-8") if args.results.exists() else "# Benchmark results\n"
-        args.results.write_text(replace_section(text, SECTION, report), encoding="utf-8")
+        write_section(args.results, SECTION, report)
         log(f"wrote {args.results}")
     return 0
 
