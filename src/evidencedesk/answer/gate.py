@@ -34,8 +34,8 @@ class AnswerabilityGate:
         """``(abstention or None, details for the trace)``."""
         if not context:
             why = "no chunk of the documents reached the context"
-            details = {"gate": "abstained before generation", "gate_reason": why}
-            return Generation(ABSTAIN_ANSWER, (), True, why, ABSTAIN_ANSWER, details), details
+            empty: dict[str, Any] = {"gate": "abstained before generation", "gate_reason": why}
+            return Generation(ABSTAIN_ANSWER, (), True, why, ABSTAIN_ANSWER, empty), empty
         _, _, assessed = self.assessor.assess(question, context)
         probability, threshold = float(assessed["answerability"]), float(assessed["threshold"])
         details = {

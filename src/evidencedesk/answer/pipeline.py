@@ -267,8 +267,8 @@ def generate_stream(
             return
     if not isinstance(generator, StreamingGenerator):
         with trace.timed("generation"):
-            generation = generator.generate(prepared.question, prepared.context, trace.prompt)
-        checked, trace = finish(prepared, generation, generator, chunks_by_id, diagnose, on_unsupported)
+            whole = generator.generate(prepared.question, prepared.context, trace.prompt)
+        checked, trace = finish(prepared, whole, generator, chunks_by_id, diagnose, on_unsupported)
         if stop():
             return
         if checked.answer:

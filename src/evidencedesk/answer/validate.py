@@ -82,7 +82,7 @@ class ValidatedAnswer:
 def _exists(all_chunk_ids: Callable[[str], bool] | Container[str]) -> Callable[[str], bool]:
     if callable(all_chunk_ids) and not isinstance(all_chunk_ids, Container):
         return all_chunk_ids
-    return lambda cid: cid in all_chunk_ids  # type: ignore[operator]
+    return lambda cid: cid in all_chunk_ids
 
 
 def _missing_words(sentence: str, have: set[str]) -> list[str]:
@@ -187,9 +187,9 @@ def validate(
             kept_ids.update(dict.fromkeys(usable))
             last_kept = True
     if not kept_parts:
-        lacking = ", ".join(missing) or "a supported statement"
-        answer = f"The documents shown do not support an answer; missing from the cited chunks: {lacking}."
-        reason = f"no sentence of the answer is supported by the chunks it cites (missing: {lacking})"
+        absent = ", ".join(missing) or "a supported statement"
+        answer = f"The documents shown do not support an answer; missing from the cited chunks: {absent}."
+        reason = f"no sentence of the answer is supported by the chunks it cites (missing: {absent})"
         return ValidatedAnswer(answer, (), True, reason, checks, status, findings, raw)
     joiner = "\n" if "\n" in raw.strip() else " "
     return ValidatedAnswer(joiner.join(kept_parts), tuple(kept_ids), False, "", checks, status, findings, raw)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evidencedesk.chunking.config import CHUNKERS, DEFAULT_SEPARATORS, UNITS, ChunkingConfig
+from evidencedesk.chunking.config import DEFAULT_SEPARATORS, ChunkingConfig
 from evidencedesk.chunking.evidence import whole_evidence
 from evidencedesk.chunking.fixed import chunk_fixed
 from evidencedesk.chunking.paragraph import chunk_paragraph
@@ -18,6 +18,7 @@ from evidencedesk.chunking.parent_child import chunk_parent_child, parent_id
 from evidencedesk.chunking.recursive import chunk_recursive
 from evidencedesk.chunking.section import chunk_section
 from evidencedesk.chunking.structure import chunk_structure
+from evidencedesk.constants import CHUNKERS, UNITS
 from evidencedesk.documents import Chunk, Document
 
 Chunker = Callable[[Document, ChunkingConfig], list[Chunk]]

@@ -97,7 +97,7 @@ def markdown_blocks(text: str) -> list[Block]:
         kind = _KIND_OF_TOKEN.get(tok.type, "text")
         title = _heading_title(tokens[i + 1]) if kind == "heading" else ""
         found.append((span[0], span[1], kind, title, int(tok.tag[1]) if kind == "heading" else 0))
-    covered = set()
+    covered: set[int] = set()
     for first, last, *_ in found:
         covered.update(range(first, last + 1))
     i = 0

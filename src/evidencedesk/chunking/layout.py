@@ -34,9 +34,9 @@ class Layout:
                 self._block_at[i] = n
         path: tuple[str, ...] = ()
         for i in range(len(self.lines)):
-            n = self._block_at[i]
-            if n is not None:
-                path = self.blocks[n].heading_path
+            at = self._block_at[i]
+            if at is not None:
+                path = self.blocks[at].heading_path
             self._path_at[i] = path
 
     @classmethod

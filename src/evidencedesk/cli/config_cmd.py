@@ -17,7 +17,8 @@ def show(config: ConfigOpt = None, json: JsonOpt = False) -> None:
     """Print the effective configuration: the file's values over the defaults, validated."""
     import yaml
 
-    from evidencedesk.config import CONFIG_NAME, ConfigError, load_settings
+    from evidencedesk.config import CONFIG_NAME, load_settings
+    from evidencedesk.errors import ConfigError
 
     try:
         settings = load_settings(config)

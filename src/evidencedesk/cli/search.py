@@ -9,7 +9,6 @@ from rich.table import Table
 from rich.text import Text
 
 from evidencedesk.cli.app import (
-    METHODS,
     AudienceOpt,
     ConfigOpt,
     JsonOpt,
@@ -28,6 +27,7 @@ from evidencedesk.cli.app import (
     print_json,
     scope_flags,
 )
+from evidencedesk.constants import METHODS
 
 
 def place(location: dict[str, Any]) -> str:

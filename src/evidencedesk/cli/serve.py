@@ -51,7 +51,7 @@ def serve(
     as_json: JsonOpt = False,
 ) -> None:
     """Serve search, ask, ingest, eval, traces and metrics over HTTP, and the lab at /."""
-    from evidencedesk.config import ConfigError
+    from evidencedesk.errors import ConfigError
     from evidencedesk.server.access import check_bind
     from evidencedesk.server.settings import load_service_settings
 

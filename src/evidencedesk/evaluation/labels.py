@@ -219,7 +219,7 @@ class _Line:
             if not isinstance(with_, list) or any(not isinstance(w, str) or not w.strip() for w in with_):
                 self.bad(f"{where}.with", "must be a list of non-empty strings")
                 ok = False
-            if ok:
+            if ok and isinstance(evidence, str) and isinstance(grade, int):
                 out.append(Gold(evidence, grade, tuple(with_)))
         return tuple(out)
 

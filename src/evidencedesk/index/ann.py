@@ -82,7 +82,8 @@ class AnnIndex:
             if len(graph) != len(dense):
                 raise ValueError(f"graph: {len(graph)} vectors for an index of {len(dense)} rows")
             self._graph = graph
-            self._graph.expansion_search = expansion_search  # a search setting: not taken from the file
+            # a search setting, not taken from the file (usearch sets it; its type stubs call it read-only)
+            self._graph.expansion_search = expansion_search  # type: ignore[misc]
         elif len(dense):
             self._graph.add(self._keys, np.asarray(dense.vectors, dtype=np.float32), threads=threads)
         self._rebuild_key_rows()

@@ -110,7 +110,7 @@ class SegmentBM25(PostingsScorer):
         norms: np.ndarray = length_norms(self.lengths, k1, b, avgdl)
         return norms
 
-    def top(
+    def top(  # type: ignore[override]  # a segment is scored by term columns, not by query tokens
         self,
         columns: Sequence[int],
         idf: Sequence[float],

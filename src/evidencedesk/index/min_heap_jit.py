@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def replace_min(heap: Any, size: int, value: float) -> None:
+def replace_min(heap: Any, size: int, value: float | np.floating[Any]) -> None:
     """Put ``value`` in place of the smallest of ``heap[:size]`` (a min-heap) and restore the order."""
     heap[0] = value
     i = 0

@@ -31,7 +31,8 @@ def write_strings(path: str | Path, strings: Iterable[str]) -> int:
 def load_mapped(path: str | Path) -> np.ndarray:
     """A ``.npy`` file memory-mapped read-only, as a plain ndarray view (a ``np.memmap`` pays Python
     overhead on every slice; the view reads the same pages without it)."""
-    return np.load(path, mmap_mode="r").view(np.ndarray)
+    mapped: np.ndarray = np.load(path, mmap_mode="r").view(np.ndarray)
+    return mapped
 
 
 def _offsets_path(path: Path) -> Path:

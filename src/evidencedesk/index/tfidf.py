@@ -36,7 +36,8 @@ def make_analyzer(
         raise ValueError(f"token_pattern: not a valid regular expression: {exc}") from exc
     from sklearn.feature_extraction.text import TfidfVectorizer  # scikit-learn loads only when TF-IDF is used
 
-    return TfidfVectorizer(token_pattern=pattern, lowercase=lowercase).build_analyzer()
+    analyzer: Callable[[str], list[str]] = TfidfVectorizer(token_pattern=pattern, lowercase=lowercase).build_analyzer()
+    return analyzer
 
 
 class TfidfIndex:

@@ -58,10 +58,10 @@ def parse_eml(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) -> 
     metadata declared outside the file (it wins over the headers)."""
     try:
         message = BytesParser(policy=policy.default).parsebytes(raw)
-        text = _body(message)  # type: ignore[arg-type]
+        text = _body(message)
     except (LookupError, ValueError) as exc:
         raise IngestError(rel, f"not a readable e-mail: {exc}") from None
     if not text.strip():
         raise IngestError(rel, "empty file: the message has no text body")
-    info = declared(rel, {**_headers(message), **(fields or {})})  # type: ignore[arg-type]
+    info = declared(rel, {**_headers(message), **(fields or {})})
     return info.document(rel, "email", text, content_hash(raw), whole_section(text))

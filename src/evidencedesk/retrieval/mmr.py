@@ -26,7 +26,8 @@ Vectors = np.ndarray | Mapping[str, np.ndarray]
 
 def _unit(m: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(m, axis=1, keepdims=True)
-    return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
+    unit: np.ndarray = np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
+    return unit
 
 
 def _matrix(candidates: Sequence[Candidate], vectors: Vectors) -> np.ndarray:
@@ -50,7 +51,8 @@ def text_similarity(chunks: Sequence[Chunk]) -> np.ndarray:
         x = TfidfVectorizer(token_pattern=token_pattern()).fit_transform([c.text for c in chunks])
     except ValueError:  # no words in any text
         return np.zeros((len(chunks), len(chunks)))
-    return (x @ x.T).toarray()
+    similarity: np.ndarray = (x @ x.T).toarray()
+    return similarity
 
 
 def _relevance(candidates: Sequence[Candidate], query_vec: np.ndarray | None, unit: np.ndarray | None) -> np.ndarray:
@@ -110,8 +112,8 @@ def mmr(
         closest = np.maximum(closest, sim[:, best])
 
     out = []
-    for rank, (i, value) in enumerate(picked, 1):
+    for rank, (i, picked_value) in enumerate(picked, 1):
         c = candidates[i]
         parts = c.parts or (Part(c.source, c.rank, float(c.score)),)
-        out.append(Candidate(c.chunk, value, rank, source, parts))
+        out.append(Candidate(c.chunk, picked_value, rank, source, parts))
     return out

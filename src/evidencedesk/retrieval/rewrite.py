@@ -17,6 +17,7 @@ and one note per step (input, output, remark) for the trace.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +47,10 @@ _QUESTION_START = re.compile(
 Paraphraser = Sequence[str] | Callable[[str], Sequence[str]] | Any
 
 
+def _expand(expansion: str, match: re.Match[str]) -> str:
+    return _cased(expansion, match.group(0))
+
+
 def _cased(expansion: str, typed: str) -> str:
     if typed.isupper() and len(typed) > 1:
         return expansion.upper()
@@ -62,7 +67,7 @@ def normalise(query: str, abbreviations: Mapping[str, str] | None = None) -> str
         if not short.strip():
             raise ValueError("abbreviations: keys must not be empty")
         pattern = re.compile(rf"(?<![\w/]){re.escape(short)}(?=$|[\s,.;:!?)])", re.IGNORECASE)
-        text = pattern.sub(lambda m, s=short: _cased(table[s], m.group(0)), text)
+        text = pattern.sub(functools.partial(_expand, table[short]), text)
     return text
 
 

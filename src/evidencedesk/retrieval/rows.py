@@ -41,7 +41,8 @@ class _Column:
             n = self.index.get(v)
             if n is not None:
                 table[n] = True
-        return table[self.codes]
+        allowed_rows: np.ndarray = table[self.codes]
+        return allowed_rows
 
 
 COLUMNS = ("statuses", "audiences", "langs", "tenants", "doc_ids")

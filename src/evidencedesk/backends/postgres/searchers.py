@@ -173,8 +173,8 @@ class PgBM25Searcher:
             for tenant in self._tenants(conn, scope):
                 part = replace(scope or Scope(), tenants=frozenset({tenant}))
                 stats = conn.execute(_TENANT_STATS, (tenant,)).fetchone()
-                found = conn.execute(_TENANT_DF, (tenant, words)).fetchall()
-                scored.extend(self._rank(conn, words, k, part, stats, found, encoded_avgdl))
+                in_tenant = conn.execute(_TENANT_DF, (tenant, words)).fetchall()
+                scored.extend(self._rank(conn, words, k, part, stats, in_tenant, encoded_avgdl))
             scored.sort(key=lambda p: (-p[1], p[0]))
             return _candidates(conn, scored[:k], self.name)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -85,7 +86,7 @@ class _YesNo:
         template = (getattr(llama, "metadata", None) or {}).get("tokenizer.chat_template")
         if template:  # the model's own chat template, as llama-cpp-python itself uses it
             bos, eos = (self._text(t) for t in (llama.token_bos(), llama.token_eos()))
-            self._format = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+            self._format: Callable[..., Any] = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
         else:
             self._format = lambda messages: format_chatml(messages=messages)
         self._yes = self._first_tokens(YES_WORDS)
