@@ -138,6 +138,7 @@ def test_ask_abstains_when_no_candidate_is_about_the_question(tmp_path: Path) ->
         near = desk.ask("How many days do refunds take to reach my card?", save=False)
         kept = desk.ask("Which days of the week did the Roman empire collapse?", rerank="none", save=False)
     assert away["abstained"] and away["context"] == [] and away["reranked"] == []
+    assert away["abstain_reason"].startswith("no chunk reached the context")
     assert away["dropped"] and {d["reason"] for d in away["dropped"]} == {"not_relevant"}
     assert {d["chunk_id"] for d in away["dropped"]} == {r["chunk_id"] for r in away["retrieved"]}
     assert not near["abstained"] and near["context"]

@@ -308,11 +308,14 @@ class ExtractiveGenerator:
             missing = lexical.absent()
             if not missing and ranked:
                 missing = [w for t, w in lexical.surface.items() if t not in lexical.found[ranked[0]]]
-            why = (
-                f"no unit of the {len(context)} chunk(s) shown answers the question well enough "
-                f"(answerability {details['answerability']:.2f}, needed {details['threshold']:.2f}, "
-                f"scorer {details['scorer']})"
-            )
+            if not context:
+                why = "no chunk reached the context (none of the search's results is about the question)"
+            else:
+                why = (
+                    f"no unit of the {len(context)} chunk(s) shown answers the question well enough "
+                    f"(answerability {details['answerability']:.2f}, needed {details['threshold']:.2f}, "
+                    f"scorer {details['scorer']})"
+                )
             return self._abstain(why, missing, details)
         picked = self._pick(ranked, scores)
         chosen = [scores[i].unit for i in _reading_order(picked, scores)]
