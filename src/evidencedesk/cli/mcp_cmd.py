@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from evidencedesk.cli.app import ConfigOpt, StoreOpt, app, fail, load_config, open_desk, store_label
+from evidencedesk.cli.app import ConfigOpt, StoreOpt, app, fail, load_config
+from evidencedesk.cli.service_open import open_state, service_settings
 
 KEY_ENV = "EVIDENCEDESK_API_KEY"
 
@@ -41,9 +42,7 @@ def mcp(
 ) -> None:
     """Serve search, ask and get_chunk as Model Context Protocol tools over stdin/stdout, inside one
     API key's scope (needs the package's mcp extra). Nothing else is written to stdout."""
-    from evidencedesk.errors import AccessError, ConfigError, StoreError
-    from evidencedesk.server.settings import load_service_settings
-    from evidencedesk.server.state import ServiceState
+    from evidencedesk.errors import AccessError, ConfigError
 
     try:
         import mcp as _sdk  # noqa: F401 - only to say clearly what is missing
@@ -53,22 +52,10 @@ def mcp(
 
     settings = load_config(config)
     try:
-        service = load_service_settings(keys)
-        if anonymous_tenant:
-            scope = service.anonymous_scope.model_copy(update={"tenants": list(anonymous_tenant)})
-            service = service.model_copy(update={"anonymous_scope": scope})
+        service = service_settings(keys, anonymous_tenant)
     except ConfigError as exc:
         fail(str(exc), 2)
-    location = store if store is not None else settings.store
-    label = store_label(location)
-    try:
-        desk = open_desk(settings, location)
-    except (StoreError, OSError) as exc:  # name the store, never a password
-        fail(f"cannot open store {label}: {str(exc).replace(location, label)}")
-    try:
-        state = ServiceState(desk, settings, service)
-    except ConfigError as exc:  # secure defaults refused these settings for this store
-        fail(str(exc), 2)
+    state = open_state(settings, service, store if store is not None else settings.store)
     try:
         caller = state.keys.identify(api_key)
     except AccessError as exc:

@@ -15,10 +15,10 @@ from evidencedesk.cli.app import (
     console,
     fail,
     load_config,
-    open_desk,
     print_json,
     store_label,
 )
+from evidencedesk.cli.service_open import open_state, service_settings
 
 
 @app.command()
@@ -53,16 +53,12 @@ def serve(
     """Serve search, ask, ingest, eval, traces and metrics over HTTP, and the lab at /."""
     from evidencedesk.errors import ConfigError
     from evidencedesk.server.access import check_bind
-    from evidencedesk.server.settings import load_service_settings
 
     if not 0 < port < 65536:
         fail(f"--port: must be between 1 and 65535, got {port}", 2)
     settings = load_config(config)
     try:
-        service = load_service_settings(keys)
-        if anonymous_tenant:
-            scope = service.anonymous_scope.model_copy(update={"tenants": list(anonymous_tenant)})
-            service = service.model_copy(update={"anonymous_scope": scope})
+        service = service_settings(keys, anonymous_tenant)
         if labels is not None:
             if not labels.is_file():
                 fail(f"--labels: no such file: {labels}", 2)
@@ -75,18 +71,9 @@ def serve(
 
     import uvicorn
 
-    from evidencedesk.errors import StoreError
     from evidencedesk.server.app import create_app
-    from evidencedesk.server.state import ServiceState
 
-    try:
-        desk = open_desk(settings, location, existing=False)
-    except (StoreError, OSError) as exc:  # name the store, never a password
-        fail(f"cannot open store {label}: {str(exc).replace(location, label)}")
-    try:
-        state = ServiceState(desk, settings, service)
-    except ConfigError as exc:  # secure defaults refused these settings for this store
-        fail(str(exc), 2)
+    state = open_state(settings, service, location, existing=False)
     url = f"http://{host}:{port}/"
     info = {
         "url": url,
