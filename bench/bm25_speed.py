@@ -41,7 +41,7 @@ from evidencedesk.evaluation.beir import BEIR_CHUNKING, load_beir
 from evidencedesk.index.embedders import OnnxMiniLM, default_embedder, embed_query
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.store import Store
-from machine_info import machine, replace_section
+from machine_info import machine, write_section
 
 K = 10
 K1, B = 1.5, 0.75
@@ -321,8 +321,7 @@ def main(argv: list[str] | None = None) -> int:
             f"`bm25s.tokenize` (stemmer english, stopwords en), `weight_mask` for the filters, one thread.\n\n"
             f"{markdown}\n\n{summary}\n\n"
         )
-        old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-        RESULTS.write_text(replace_section(old, SECTION, section), encoding="utf-8")
+        write_section(RESULTS, SECTION, section)
         console.print(f"wrote its section of {RESULTS}", highlight=False)
     return 0
 

@@ -27,7 +27,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from machine_info import machine, replace_section
+from machine_info import machine, write_section
 
 REPO = Path(__file__).resolve().parents[1]
 SECTION = "## CLI wall time: `evidencedesk search` in a new process"
@@ -124,8 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_append:
-        old = args.results.read_text(encoding="utf-8") if args.results.exists() else ""
-        args.results.write_text(replace_section(old, SECTION, text), encoding="utf-8")
+        write_section(args.results, SECTION, text)
     return 0
 
 

@@ -46,7 +46,7 @@ from evidencedesk.retrieval.fusion import normalized_fusion, rrf
 from evidencedesk.retrieval.lexical import BM25Searcher
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.text.tokenizer import Tokenizer
-from machine_info import machine, replace_section
+from machine_info import machine, write_section
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
 SECTION = "## Defaults against their alternatives"
@@ -386,8 +386,7 @@ def write(rows: list[dict[str, Any]], where: str, note: str, args: argparse.Name
             "with it takes about an hour on 2 cores).\n\n"
             f"{markdown}\n"
         )
-        old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-        RESULTS.write_text(replace_section(old, SECTION, section), encoding="utf-8")
+        write_section(RESULTS, SECTION, section)
     return 0
 
 

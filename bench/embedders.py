@@ -43,7 +43,7 @@ from evidencedesk.index.embedders import embed_query, embedder_from_name
 from evidencedesk.retrieval.dense import DenseSearcher
 from evidencedesk.retrieval.lexical import BM25Searcher
 from evidencedesk.text.tokenizer import Tokenizer
-from machine_info import machine, replace_section
+from machine_info import machine, write_section
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).with_name("RESULTS.md")
@@ -223,8 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         "on a loaded shared machine vary from run to run; the ratio between the models is the figure to read.\n\n"
         f"{markdown}\n"
     )
-    old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    RESULTS.write_text(replace_section(old, SECTION, section), encoding="utf-8")
+    write_section(RESULTS, SECTION, section)
     return 0
 
 

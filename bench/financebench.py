@@ -47,7 +47,7 @@ from evidencedesk.ingest.pdf_lines import page_lines
 from evidencedesk.ingest.raw import content_hash, doc_id_from_path
 from evidencedesk.retrieval.factory import make_searcher
 from evidencedesk.wiring import with_collapse
-from machine_info import machine, replace_section
+from machine_info import machine, write_section
 
 REPO = Path(__file__).resolve().parents[1]
 SECTION = "## FinanceBench filings: PDF reading and gold-page retrieval"
@@ -286,8 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_append:
-        old = args.results.read_text(encoding="utf-8") if args.results.exists() else ""
-        args.results.write_text(replace_section(old, SECTION, text), encoding="utf-8")
+        write_section(args.results, SECTION, text)
     return 0
 
 

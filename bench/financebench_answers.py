@@ -42,7 +42,7 @@ from evidencedesk.ingest.raw import content_hash, doc_id_from_path
 from evidencedesk.retrieval.collapse import collapsed
 from evidencedesk.retrieval.factory import make_searcher
 from evidencedesk.wiring import context_options
-from machine_info import machine, replace_section
+from machine_info import machine, write_section
 
 REPO = Path(__file__).resolve().parents[1]
 SECTION = "## FinanceBench answers: collapsing by page and the context"
@@ -209,8 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_append:
-        old = args.results.read_text(encoding="utf-8") if args.results.exists() else ""
-        args.results.write_text(replace_section(old, f"{SECTION}, {args.method} (", text), encoding="utf-8")
+        write_section(args.results, f"{SECTION}, {args.method} (", text)
     return 0
 
 
