@@ -253,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     if "financebench" in wanted and args.financebench:
         s = rerank_sets.financebench(args.financebench, args.work)
         run(s, depths, f"; {len(s.chunks):,} chunks of every filing in one collection")
+        if args.latency_questions:
+            latency[s.name] = pair_latency(s, ce, latency_depths, args.latency_questions)
     if "scifact-train" in wanted and args.scifact:
         s = rerank_sets.scifact(args.scifact, args.work, "train", args.train_limit)
         run(s, [int(x) for x in args.train_depths.split(",")], "; a seeded sample, for tuning")

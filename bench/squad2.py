@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from machine_info import machine, replace_section
+from machine_info import machine, write_section
 
 REPO = Path(__file__).resolve().parents[1]
 FIT, HELDOUT = "fit", "heldout"
@@ -132,13 +132,14 @@ def sample(questions: list[Question], per_class: int, seed: int) -> list[Questio
     return rng.sample(yes, min(per_class, len(yes))) + rng.sample(no, min(per_class, len(no)))
 
 
-def open_desk(squad: Path, work: Path) -> Any:
+def open_desk(squad: Path, work: Path, config: Path | None = None) -> Any:
+    from evidencedesk.config import load_settings
     from evidencedesk.desk import Desk
 
     data, _ = load_questions(squad / "dev-v2.0-half.json")
     docs = work / "docs"
     write_corpus(data, docs)
-    desk = Desk(work / "store")
+    desk = Desk(work / "store", load_settings(config) if config else None)
     if not desk.chunks():
         log(f"ingesting {len(data)} articles into {work / 'store'}")
         desk.ingest(docs)
@@ -282,12 +283,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warm", type=int, default=100, help="questions asked again for the warm latency")
     ap.add_argument("--results", type=Path, default=REPO / "bench" / "RESULTS.md")
     ap.add_argument("--no-append", action="store_true")
+    ap.add_argument("--config", type=Path, help="settings YAML for the Desk (default: the default settings)")
     ap.add_argument("--dump", type=Path, help="write each question's answer and details as JSON lines")
     args = ap.parse_args(argv)
 
     _, questions = load_questions(args.squad / "dev-v2.0-half.json")
     chosen = sample(questions, args.sample, args.seed)
-    desk = open_desk(args.squad, args.work)
+    desk = open_desk(args.squad, args.work, args.config)
     warm_s = warm_units(desk.generator(), desk.chunks(), args.work)
     log(f"{len(desk.chunks())} chunks; asking {len(chosen)} questions")
     desk.ask("warm up", save=False)
@@ -322,7 +324,9 @@ def main(argv: list[str] | None = None) -> int:
             f"`{command}`\n\n"
             f"{machine()}; a shared, loaded 2-core machine. 8 Wikipedia articles ingested as 8 documents "
             f"({len(desk.chunks())} chunks); {size}, each asked against the whole collection with `Desk.ask` and "
-            "the default settings (hybrid BM25 + MiniLM, k=5, extractive generator). Fit split: articles at even "
+            f"{'the settings of ' + str(args.config) if args.config else 'the default settings'} (hybrid BM25 + "
+            "MiniLM, k=5, cross-encoder rerank of 10 candidates unless the settings say otherwise, extractive "
+            "generator). Fit split: articles at even "
             "positions (used by `scripts/fit_answerability.py`); held-out: the other four, never seen by the fit.\n\n"
             f"{text}\n\nEvery unit of the collection was embedded once before the first question "
             f"(`ExtractiveGenerator.warm`, {warm_s:.0f} s; read back from --work when saved by an earlier run), "
@@ -330,8 +334,7 @@ def main(argv: list[str] | None = None) -> int:
             f"Warm `ask` p50 (the same {len(warm)} questions asked again): {warm_p50:.0f} ms (target <= 60 ms).\n"
             f"{model_line()}\n"
         )  # fmt: skip
-        old = args.results.read_text(encoding="utf-8") if args.results.is_file() else ""
-        args.results.write_text(replace_section(old, SECTION, section), encoding="utf-8")
+        write_section(args.results, SECTION, section)
         log(f"wrote its section of {args.results}")
     return 0
 
