@@ -118,8 +118,8 @@ def test_public_api_is_pinned() -> None:
     import evidencedesk.store
 
     assert sorted(evidencedesk.store.__all__) == [
-        "Build", "DB_NAME", "DEFAULT_STORE", "HoldsSnapshots", "HoldsVectors", "IngestReport", "SCHEMA_VERSION",
-        "SearchesInside", "SnapshotStore", "Store", "StoreError", "StoreProtocol",
+        "Build", "DB_NAME", "DEFAULT_STORE", "DocumentStore", "HoldsSnapshots", "HoldsVectors", "IngestReport",
+        "RecordStore", "SCHEMA_VERSION", "SearchesInside", "SnapshotStore", "Store", "StoreError", "StoreProtocol",
     ]  # fmt: skip
     assert {"IngestError", "parse_file", "parse_folder", "scan", "parse_markdown", "parse_html", "parse_pdf",
             "parse_text", "doc_id_from_path", "DEFAULT_MAX_BYTES"} <= set(evidencedesk.ingest.__all__)  # fmt: skip

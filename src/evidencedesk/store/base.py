@@ -13,7 +13,6 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from pathlib import Path
-from types import TracebackType
 from typing import Any, ClassVar, Self
 
 from evidencedesk.chunking.config import ChunkingConfig
@@ -82,9 +81,7 @@ class StoreBase(ABC):
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- ingest ---------------------------------------------------------------------------------
@@ -237,6 +234,14 @@ class StoreBase(ABC):
     # -- traces ---------------------------------------------------------------------------------
     # ``owner`` names the API key that made a record (None: made outside the service); a read with
     # an owner returns only that key's records.
+    def _where(self, owner: str | None, **equal: Any) -> tuple[str, list[Any]]:
+        """A `` WHERE`` clause and its parameters: each column equals its value and, with ``owner``,
+        only that key's records match (``""`` when there is nothing to match)."""
+        if owner is not None:
+            equal["owner"] = owner
+        clause = " AND ".join(f"{column} = {self.MARK}" for column in equal)
+        return (f" WHERE {clause}" if clause else ""), list(equal.values())
+
     def save_trace(
         self, trace_id: str, data: dict[str, Any], owner: str | None = None, keep: int | None = DEFAULT_TRACE_KEEP
     ) -> None:
@@ -256,23 +261,17 @@ class StoreBase(ABC):
 
     def load_trace(self, trace_id: str, owner: str | None = None) -> dict[str, Any] | None:
         """The trace saved under ``trace_id``; with ``owner``, only when that key made it."""
-        m = self.MARK
-        if owner is None:
-            rows = self._rows(f"SELECT data FROM traces WHERE id = {m}", (trace_id,))
-        else:
-            rows = self._rows(f"SELECT data FROM traces WHERE id = {m} AND owner = {m}", (trace_id, owner))
+        where, params = self._where(owner, id=trace_id)
+        rows = self._rows(f"SELECT data FROM traces{where}", params)
         return dict(self._json_from(rows[0]["data"])) if rows else None
 
     def traces(self, limit: int = 50, owner: str | None = None) -> list[dict[str, Any]]:
         """The ``limit`` most recently saved traces, newest first (with ``owner``: only that key's)."""
         if limit < 1:
             raise ValueError(f"limit: must be at least 1, got {limit}")
-        m = self.MARK
-        if owner is None:
-            rows = self._rows(f"SELECT data FROM traces ORDER BY {self.TRACE_ORDER} LIMIT {m}", (limit,))
-        else:
-            query = f"SELECT data FROM traces WHERE owner = {m} ORDER BY {self.TRACE_ORDER} LIMIT {m}"
-            rows = self._rows(query, (owner, limit))
+        where, params = self._where(owner)
+        query = f"SELECT data FROM traces{where} ORDER BY {self.TRACE_ORDER} LIMIT {self.MARK}"
+        rows = self._rows(query, [*params, limit])
         return [dict(self._json_from(r["data"])) for r in rows]
 
     # -- evaluation runs ------------------------------------------------------------------------
@@ -295,19 +294,14 @@ class StoreBase(ABC):
 
     def load_eval_run(self, run_id: int, owner: str | None = None) -> dict[str, Any] | None:
         """The saved data with ``id``, ``created_at`` and ``build_id`` added (with ``owner``: only that key's)."""
-        m = self.MARK
-        if owner is None:
-            rows = self._rows(f"SELECT * FROM eval_runs WHERE id = {m}", (run_id,))
-        else:
-            rows = self._rows(f"SELECT * FROM eval_runs WHERE id = {m} AND owner = {m}", (run_id, owner))
+        where, params = self._where(owner, id=run_id)
+        rows = self._rows(f"SELECT * FROM eval_runs{where}", params)
         return self._eval_run(rows[0]) if rows else None
 
     def eval_runs(self, owner: str | None = None) -> list[dict[str, Any]]:
         """Every evaluation run, oldest first, each as load_eval_run returns it (with ``owner``: only that key's)."""
-        if owner is not None:
-            rows = self._rows(f"SELECT * FROM eval_runs WHERE owner = {self.MARK} ORDER BY id", (owner,))
-            return [self._eval_run(r) for r in rows]
-        return [self._eval_run(r) for r in self._rows("SELECT * FROM eval_runs ORDER BY id")]
+        where, params = self._where(owner)
+        return [self._eval_run(r) for r in self._rows(f"SELECT * FROM eval_runs{where} ORDER BY id", params)]
 
 
 __all__ = ["DEFAULT_TRACE_KEEP", "IN_BATCH", "StoreBase", "plain_json"]

@@ -1,8 +1,16 @@
-"""The storage contract: what every store offers (``StoreProtocol``) and what only some can do.
+"""The storage contract: what every store offers, in two halves, and what only some stores can do.
 
-Both backends implement ``StoreProtocol``: the embedded ``Store`` (SQLite in a folder) and
-``PgStore`` (PostgreSQL with pgvector). The core is typed against these protocols, never against
-a backend class, so a third backend needs only to implement them.
+A store is two things at once, and the contract says each apart:
+
+- ``DocumentStore``: documents, their chunks and one build per ingest run, written all-or-nothing
+  by ``ingest`` and ``sync`` (what search, answering and snapshots read);
+- ``RecordStore``: traces and evaluation runs, each with the API key that made it (its owner); a
+  read for one key returns only that key's (what the service and the evaluation gate keep).
+
+``StoreProtocol`` is both together. The embedded ``Store`` (SQLite in a folder) and ``PgStore``
+(PostgreSQL with pgvector) implement it. The core is typed against these protocols, never against
+a backend class (against ``RecordStore`` where it keeps or reads records alone), so a third backend
+needs only to implement them.
 
 Optional capabilities are small separate protocols, checked with ``isinstance`` where the core
 must choose a path:
@@ -36,8 +44,8 @@ Progress = Callable[[int, int, str], None]
 """Called after each file of an ingest with ``(done, total, path)``."""
 
 
-class StoreProtocol(Protocol):
-    """A system of record: documents, their chunks, one build per ingest run, traces and evaluation runs.
+class DocumentStore(Protocol):
+    """Documents, their chunks and one build per ingest run.
 
     Writes are all-or-nothing: an ingest that fails part way leaves the previous build readable.
     Chunk listings are ordered by document id, then position in the document.
@@ -114,9 +122,15 @@ class StoreProtocol(Protocol):
         """The latest build's id alone (one cheap query; a search checks it on every call)."""
         ...
 
-    # -- traces and evaluation runs
-    # ``owner`` names the API key that made a record (None: made outside the service); with an
-    # owner, a read returns only that key's records. ``keep`` bounds how many traces are kept.
+
+class RecordStore(Protocol):
+    """Traces (what a search or an answer saw, stage by stage) and evaluation runs.
+
+    ``owner`` names the API key that made a record (None: made outside the service); with an owner,
+    a read returns only that key's records. ``keep`` bounds how many traces are kept, the newest.
+    An evaluation run saved without a ``build_id`` is tied to the store's latest build.
+    """
+
     def save_trace(
         self, trace_id: str, data: dict[str, Any], owner: str | None = None, keep: int | None = ...
     ) -> None: ...
@@ -130,6 +144,11 @@ class StoreProtocol(Protocol):
     def load_eval_run(self, run_id: int, owner: str | None = None) -> dict[str, Any] | None: ...
 
     def eval_runs(self, owner: str | None = None) -> list[dict[str, Any]]: ...
+
+
+class StoreProtocol(DocumentStore, RecordStore, Protocol):
+    """A system of record: documents, chunks and builds (``DocumentStore``) with traces and evaluation
+    runs (``RecordStore``), as both backends implement it."""
 
 
 @runtime_checkable
@@ -179,4 +198,14 @@ class SnapshotStore(StoreProtocol, HoldsSnapshots, Protocol):
     """A store that can hold a snapshot: what writing, updating and checking one needs."""
 
 
-__all__ = ["Chunker", "HoldsSnapshots", "HoldsVectors", "Progress", "SearchesInside", "SnapshotStore", "StoreProtocol"]
+__all__ = [
+    "Chunker",
+    "DocumentStore",
+    "HoldsSnapshots",
+    "HoldsVectors",
+    "Progress",
+    "RecordStore",
+    "SearchesInside",
+    "SnapshotStore",
+    "StoreProtocol",
+]
