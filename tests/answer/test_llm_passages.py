@@ -4,6 +4,7 @@ files assembled from packages. No language model runs here (test_llm_streaming.p
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from evidencedesk.answer.generators import gguf_models
 from evidencedesk.answer.generators.gguf_models import PartedModel, assemble, is_verified, resolve_model
 from evidencedesk.answer.generators.passages import (
     CitationNumbers,
+    cite_supporting,
     missing_id,
     numbered_messages,
     parse_numbered,
@@ -45,7 +47,8 @@ EVERY = {c.id: c for c in (RETURNS, REFUNDS, INJECTED, STAFF)}
 def test_passages_are_numbered_labelled_and_fenced_as_untrusted_data() -> None:
     system, user = numbered_messages("How long do refunds take?", CONTEXT)
     assert system["role"] == "system" and "untrusted data" in system["content"]
-    assert "[1]" in system["content"] and "INSUFFICIENT:" in system["content"]
+    assert re.search(r"\[\d\]", system["content"]) and "INSUFFICIENT:" in system["content"]
+    assert text_after(user["content"], "Question: How long do refunds take?") == ""  # the question comes last
     text = user["content"]
     assert text.startswith(CONTEXT_OPEN) and text.count(CONTEXT_CLOSE) == 1  # the planted closer is broken
     assert "[1] source: returns-v3.md | section: Returns" in text
@@ -106,9 +109,39 @@ def test_an_injected_passage_cannot_plant_a_citation() -> None:
     assert checked.citation_status == {"kc-ledger:c9": UNKNOWN}
 
 
+def test_an_uncited_reply_is_cited_with_the_passage_that_supports_it() -> None:
+    generation = parse_numbered("Approved refunds reach the original payment method within 5 business days.", CONTEXT)
+    assert generation.answer.endswith("within 5 business days [kc-returns-v3:c1].")
+    assert generation.cited == ("kc-returns-v3:c1",)
+    assert generation.details["citations_added"] == ["kc-returns-v3:c1"]
+    checked = validate(generation, CONTEXT, EVERY)
+    assert not checked.abstained and checked.cited == ("kc-returns-v3:c1",)
+
+
+def test_an_uncited_sentence_no_passage_supports_stays_uncited_and_is_dropped() -> None:
+    reply = "Refunds reach the original payment method within 5 business days. The staff code is GW-7731."
+    answer, added = cite_supporting(reply, CONTEXT)
+    assert added == ["kc-returns-v3:c1"]
+    assert answer.endswith("The staff code is GW-7731.")  # no passage shown holds that number
+    checked = validate(parse_numbered(reply, CONTEXT), CONTEXT, EVERY)
+    assert "GW-7731" not in checked.answer and "5 business days" in checked.answer
+    assert "cites no chunk" in [s.why for s in checked.flagged]
+
+
+def test_a_reply_that_cites_anything_keeps_the_citations_the_model_wrote() -> None:
+    reply = "Refunds reach the original payment method within 5 business days [1]. Returns take 30 days."
+    generation = parse_numbered(reply, CONTEXT)
+    assert generation.cited == ("kc-returns-v3:c0",) and "citations_added" not in generation.details
+    assert cite_supporting("Nothing here matches.", CONTEXT) == ("Nothing here matches.", [])
+
+
 def test_an_insufficient_reply_is_an_abstention() -> None:
     generation = parse_numbered("INSUFFICIENT: the passages do not name an airline.", CONTEXT)
     assert generation.abstained and "airline" in generation.reason
+
+
+def text_after(text: str, marker: str) -> str:
+    return text[text.index(marker) + len(marker) :].strip()
 
 
 # -- the model file assembled from packages --------------------------------------------------------
