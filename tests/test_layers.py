@@ -7,7 +7,8 @@ functions too):
    import no stage at all;
 3. the faces (``cli/``, ``server/``) import only the public API: the core (``desk``), the settings,
    the errors, the result types, and the names every layer shares (``constants``, ``urls``). A face
-   that needs a searcher, a prompt, shared words or a re-chunking asks the Desk for it.
+   that needs a searcher, a prompt, shared words or a re-chunking asks the Desk for it. From the core
+   a face takes what ``evidencedesk.desk`` exports, never a module of the Desk's collaborators.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ FACE_MODULES = frozenset({"desk", "config", "documents", "trace", "errors", "con
 FACE_NAMES = frozenset({
     "Desk", "Settings", "load_settings", "load_labels", "Document", "Chunk", "Metadata", "Location", "Scope",
     "Candidate", "Part", "Searcher", "Trace", "Finding", "ChunkingConfig", "AnswerDelta", "AnswerDone",
-    "AskEvent", "AskStream", "Label", "LabelWarning", "FloorSuggestion", "IngestReport",
+    "AskEvent", "AskStream", "AskRequest", "Label", "LabelWarning", "FloorSuggestion", "IngestReport",
 })  # fmt: skip
+# the modules inside the core package (its façade and the collaborators): not for the faces
+DESK_MODULES = frozenset(p.stem for p in (PACKAGE / "desk").glob("*.py") if p.stem != "__init__")
 
 
 def imported_names(path: Path, package_root: Path = PACKAGE) -> list[tuple[int, str]]:
@@ -106,7 +109,8 @@ def face_violations(path: Path, package_root: Path = PACKAGE) -> list[str]:
         parts = module.split(".")
         if parts[0] != "evidencedesk" or len(parts) == 1:
             continue
-        if parts[1] in FACE_MODULES or (len(parts) == 2 and parts[1] in FACE_NAMES):
+        inside_desk = parts[1] == "desk" and (len(parts) > 3 or (len(parts) == 3 and parts[2] in DESK_MODULES))
+        if parts[1] in FACE_MODULES and not inside_desk or (len(parts) == 2 and parts[1] in FACE_NAMES):
             continue
         wrong.append(f"{path.relative_to(package_root.parent.parent)}:{line}: imports {module}")
     return wrong
@@ -133,6 +137,22 @@ def test_the_face_check_catches_retrieval_answer_and_store_imports(tmp_path: Pat
         "evidencedesk.answer.prompt.build_prompt", "evidencedesk.make_searcher",
         "evidencedesk.retrieval.explain.shared_words", "evidencedesk.store.Store",
     ]  # fmt: skip
+
+
+def test_the_face_check_keeps_faces_out_of_the_desk_modules(tmp_path: Path) -> None:
+    probe = tmp_path / "src" / "evidencedesk" / "cli" / "probe.py"
+    probe.parent.mkdir(parents=True)
+    probe.write_text(
+        "from evidencedesk.desk import AskRequest, Desk, leg_names\n"
+        "from evidencedesk.desk.answering import ScopedChunks\n"
+        "def f():\n    from evidencedesk.desk import facade\n"
+        "from ..desk.state import DeskState\n"
+    )
+    found = sorted(w.split(": imports ")[1] for w in face_violations(probe, tmp_path / "src" / "evidencedesk"))
+    assert found == [
+        "evidencedesk.desk.answering.ScopedChunks", "evidencedesk.desk.facade", "evidencedesk.desk.state.DeskState",
+    ]  # fmt: skip
+    assert {"answering", "facade", "request", "state"} <= DESK_MODULES
 
 
 def test_the_check_sees_lazy_and_relative_imports(tmp_path: Path) -> None:
