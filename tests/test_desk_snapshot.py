@@ -49,7 +49,7 @@ def test_snapshot_gives_the_same_results_and_answers(tmp_path: Path, docs: Path)
         assert answer_after["sources"] == answer_before["sources"]
     with Desk(tmp_path / "store") as reopened:  # a new process opens the snapshot, not the chunks
         assert reopened.searcher_label("dense").startswith("snapshot-")
-        assert reopened._chunks is None
+        assert reopened._state.cache.chunks is None
         assert _ranked(reopened, "hybrid") == before["hybrid"]
 
 

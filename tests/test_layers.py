@@ -7,7 +7,9 @@ functions too):
    import no stage at all;
 3. the faces (``cli/``, ``server/``) import only the public API: the core (``desk``), the settings,
    the errors, the result types, and the names every layer shares (``constants``, ``urls``). A face
-   that needs a searcher, a prompt, shared words or a re-chunking asks the Desk for it.
+   that needs a searcher, a prompt, shared words or a re-chunking asks the Desk for it. From the core
+   a face takes only the names in ``evidencedesk.desk.__all__``: never a module inside the package
+   (the façade, the collaborators) nor a helper the package merely imports.
 """
 
 from __future__ import annotations
@@ -34,8 +36,19 @@ FACE_MODULES = frozenset({"desk", "config", "documents", "trace", "errors", "con
 FACE_NAMES = frozenset({
     "Desk", "Settings", "load_settings", "load_labels", "Document", "Chunk", "Metadata", "Location", "Scope",
     "Candidate", "Part", "Searcher", "Trace", "Finding", "ChunkingConfig", "AnswerDelta", "AnswerDone",
-    "AskEvent", "AskStream", "Label", "LabelWarning", "FloorSuggestion", "IngestReport",
+    "AskEvent", "AskStream", "AskRequest", "Label", "LabelWarning", "FloorSuggestion", "IngestReport",
 })  # fmt: skip
+
+
+def _exported(init: Path) -> frozenset[str]:
+    """The names in a package's ``__all__`` (read with ``ast``)."""
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    found = next(n.value for n in tree.body if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "__all__")
+    return frozenset(ast.literal_eval(found))
+
+
+# what a face may take from the core package: its exports, never its modules (the façade, the collaborators)
+DESK_EXPORTS = _exported(PACKAGE / "desk" / "__init__.py")
 
 
 def imported_names(path: Path, package_root: Path = PACKAGE) -> list[tuple[int, str]]:
@@ -106,7 +119,8 @@ def face_violations(path: Path, package_root: Path = PACKAGE) -> list[str]:
         parts = module.split(".")
         if parts[0] != "evidencedesk" or len(parts) == 1:
             continue
-        if parts[1] in FACE_MODULES or (len(parts) == 2 and parts[1] in FACE_NAMES):
+        inside_desk = parts[1] == "desk" and len(parts) > 2 and (len(parts) > 3 or parts[2] not in DESK_EXPORTS)
+        if parts[1] in FACE_MODULES and not inside_desk or (len(parts) == 2 and parts[1] in FACE_NAMES):
             continue
         wrong.append(f"{path.relative_to(package_root.parent.parent)}:{line}: imports {module}")
     return wrong
@@ -118,21 +132,44 @@ def test_faces_import_only_the_public_api(face: str) -> None:
     assert not wrong, "a face reaches past the Desk:\n" + "\n".join(wrong)
 
 
-def test_the_face_check_catches_retrieval_answer_and_store_imports(tmp_path: Path) -> None:
-    probe = tmp_path / "src" / "evidencedesk" / "server" / "probe.py"
+PAST_THE_DESK = (
+    "from evidencedesk import Desk, Scope, make_searcher\n"
+    "from evidencedesk.errors import StoreError\n"
+    "from evidencedesk.store import Store\n"
+    "def f():\n    from evidencedesk.answer.prompt import build_prompt\n"
+    "from ..retrieval.explain import shared_words\n"
+)
+INSIDE_THE_DESK = (  # the core package exports what a face may use; its modules are the collaborators'
+    "from evidencedesk.desk import AskRequest, Desk, leg_names\n"
+    "from evidencedesk.desk.answering import ScopedChunks\n"
+    "def f():\n    from evidencedesk.desk import facade, searcher_params\n"
+    "from ..desk.state import DeskState\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("face", "source", "expected"),
+    [
+        ("server", PAST_THE_DESK, [
+            "evidencedesk.answer.prompt.build_prompt", "evidencedesk.make_searcher",
+            "evidencedesk.retrieval.explain.shared_words", "evidencedesk.store.Store",
+        ]),
+        ("cli", INSIDE_THE_DESK, [
+            "evidencedesk.desk.answering.ScopedChunks", "evidencedesk.desk.facade",
+            "evidencedesk.desk.searcher_params", "evidencedesk.desk.state.DeskState",
+        ]),
+    ],
+    ids=["stages-and-stores", "desk-modules"],
+)  # fmt: skip
+def test_the_face_check_catches_imports_past_the_public_api(
+    tmp_path: Path, face: str, source: str, expected: list[str]
+) -> None:
+    probe = tmp_path / "src" / "evidencedesk" / face / "probe.py"
     probe.parent.mkdir(parents=True)
-    probe.write_text(
-        "from evidencedesk import Desk, Scope, make_searcher\n"
-        "from evidencedesk.errors import StoreError\n"
-        "from evidencedesk.store import Store\n"
-        "def f():\n    from evidencedesk.answer.prompt import build_prompt\n"
-        "from ..retrieval.explain import shared_words\n"
-    )
+    probe.write_text(source)
     found = sorted(w.split(": imports ")[1] for w in face_violations(probe, tmp_path / "src" / "evidencedesk"))
-    assert found == [
-        "evidencedesk.answer.prompt.build_prompt", "evidencedesk.make_searcher",
-        "evidencedesk.retrieval.explain.shared_words", "evidencedesk.store.Store",
-    ]  # fmt: skip
+    assert found == expected
+    assert {"AskRequest", "Desk"} <= DESK_EXPORTS and not {"answering", "facade", "state"} & DESK_EXPORTS
 
 
 def test_the_check_sees_lazy_and_relative_imports(tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ from importlib import import_module
 import evidencedesk
 
 PINNED = [
-    "AnswerDelta", "AnswerDone", "AskEvent", "AskStream", "BM25Searcher", "Candidate", "Chunk", "ChunkingConfig",
-    "ConfigError", "CrossEncoderReranker",
+    "AnswerDelta", "AnswerDone", "AskEvent", "AskRequest", "AskStream", "BM25Searcher", "Candidate", "Chunk",
+    "ChunkingConfig", "ConfigError", "CrossEncoderReranker",
     "DenseSearcher", "Desk", "Document", "EvidencedeskError", "ExtractiveGenerator", "Finding", "FloorSuggestion",
     "GenerationError", "HybridSearcher", "IngestError", "IngestReport", "Label", "LabelError", "LabelWarning",
     "Location", "LsaSearcher", "Metadata",

@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     # the whole pipeline
     "Desk": "evidencedesk.desk",
+    "AskRequest": "evidencedesk.desk",
     "Settings": "evidencedesk.config",
     "load_settings": "evidencedesk.config",
     # errors: every one is an EvidencedeskError
@@ -81,6 +82,7 @@ __all__ = [
     "AnswerDelta",
     "AnswerDone",
     "AskEvent",
+    "AskRequest",
     "AskStream",
     "BM25Searcher",
     "Candidate",
@@ -148,6 +150,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and editors
     from evidencedesk.chunking import chunk_document as chunk_document
     from evidencedesk.config import Settings as Settings
     from evidencedesk.config import load_settings as load_settings
+    from evidencedesk.desk import AskRequest as AskRequest
     from evidencedesk.desk import Desk as Desk
     from evidencedesk.documents import Chunk as Chunk
     from evidencedesk.documents import Document as Document

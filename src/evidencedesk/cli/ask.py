@@ -136,7 +136,7 @@ def ask_command(
 
     A language model's answer (--generator llama-cpp) is printed as it is written; the validated
     answer (unsupported sentences removed) and its citations follow."""
-    from evidencedesk.desk import RewriteOptions
+    from evidencedesk.desk import AskRequest, RewriteOptions
 
     if not question.strip():
         fail("QUESTION: must not be empty", 2)
@@ -166,24 +166,22 @@ def ask_command(
         fail(f"--candidates must be >= k (got k={settings.retrieval.k}, candidates={candidates})", 2)
     scope = config_scope(settings, valid_at)
     rewrite = RewriteOptions(normalise, decompose, tuple(paraphrase or ()), hyde)
+    request = AskRequest(question, scope, method=method, rerank=rerank, rewrite=rewrite, explain_abstention=True)
     with open_desk(settings, store, lines=not as_json) as desk:
         if as_json:
-            out = desk.ask(question, scope, method=method, rerank=rerank, rewrite=rewrite, explain_abstention=True)
-            print_json(out)
+            print_json(desk.ask(request))
             return
-        out = _stream_answer(desk, question, scope, method, rerank, rewrite)
+        out = _stream_answer(desk, request)
     _print_answer(out)
 
 
-def _stream_answer(desk: Any, question: str, scope: Any, method: Any, rerank: Any, rewrite: Any) -> dict[str, Any]:
+def _stream_answer(desk: Any, request: Any) -> dict[str, Any]:
     """Ask, printing a language model's answer as it is written; the validated answer follows it."""
     from evidencedesk import AnswerDone
 
     streams = desk.prepare_generator()
     written: list[str] = []
-    with desk.ask_stream(
-        question, scope, method=method, rerank=rerank, rewrite=rewrite, explain_abstention=True
-    ) as events:
+    with desk.ask_stream(request) as events:
         for event in events:
             if isinstance(event, AnswerDone):
                 if written:

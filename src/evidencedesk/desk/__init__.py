@@ -1,0 +1,45 @@
+"""The application core: ``Desk``, the one façade every front end calls, and the types it hands out.
+
+``facade.py`` holds the Desk; it delegates each job to a collaborator in its own module:
+
+- ``state.py``: what they all share (the store, the settings, the lock, the per-build cache);
+- ``index_upkeep.py``: ingest, embeddings, the memory-mapped snapshot, the stored chunks;
+- ``searching.py``: which searcher a method gets, and search;
+- ``answering.py``: generators, the answerability gate, ``ask`` and ``ask_stream``;
+- ``request.py``: ``AskRequest``, the one declaration of what an ask takes;
+- ``records.py``: traces and evaluation runs in the store;
+- ``evaluating.py``: evaluate, diagnose, strategies, size series, BEIR, reports, run comparison;
+- ``lab_tools.py``: the web lab's re-chunkings, in-memory searchers and prompt previews.
+
+The faces import from here (``evidencedesk.desk``) or from ``evidencedesk``, never from the modules.
+"""
+
+from __future__ import annotations
+
+from evidencedesk.lab import candidate_rows, leg_names, searcher_tokenizer
+
+# settings helpers that callers have long imported from here
+from evidencedesk.wiring import EMBEDDINGS_FILE as EMBEDDINGS_FILE
+from evidencedesk.wiring import RewriteOptions
+from evidencedesk.wiring import leg_params as leg_params
+from evidencedesk.wiring import searcher_params as searcher_params
+
+from .answering import ScopedChunks, outside_scope
+from .evaluating import Diagnosis, labelled_questions
+from .facade import Desk
+from .request import AskRequest
+from .searching import Serialized
+
+__all__ = [
+    "AskRequest",
+    "Desk",
+    "Diagnosis",
+    "RewriteOptions",
+    "ScopedChunks",
+    "Serialized",
+    "candidate_rows",
+    "labelled_questions",
+    "leg_names",
+    "outside_scope",
+    "searcher_tokenizer",
+]

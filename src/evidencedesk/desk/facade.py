@@ -1,0 +1,460 @@
+"""Desk: the application core. Every front end (CLI, Python API, HTTP service) calls it.
+
+>>> desk = Desk(".evidencedesk")                        # doctest: +SKIP
+>>> desk.ingest("examples/kestrel/docs")                 # doctest: +SKIP
+>>> desk.search("stem bolt torque size M", k=3)          # doctest: +SKIP
+>>> desk.ask("Can I return a bike after five weeks?")    # doctest: +SKIP
+
+A Desk opens one store (a folder for the embedded SQLite store, or a ``postgresql://`` URL) and
+turns its ``Settings`` into objects through ``evidencedesk.wiring``. Searchers are chosen by where
+the index lives: inside PostgreSQL (``pg-bm25``, ``pg-dense``), a memory-mapped snapshot that fits
+the latest build (``snapshot-bm25``, ``snapshot-dense``), or else an index built in memory from the
+stored chunks (``memory-bm25`` ...). Every call checks the store's latest build id (one small
+query), so a Desk sees another process's ingest on its next call. A Desk is safe to share between
+threads.
+
+The Desk itself only delegates: each job has its collaborator beside this module (``index_upkeep``,
+``searching``, ``answering``, ``records``, ``evaluating``, ``lab_tools``), all sharing one
+``DeskState`` (``state``): the store, the settings and what is cached for the latest build.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from evidencedesk import lab
+from evidencedesk.answer.generators.base import Generator
+from evidencedesk.answer.stream import AskStream
+from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.config import Settings
+from evidencedesk.documents import Chunk, Document
+from evidencedesk.progress import Callback
+from evidencedesk.retrieval.candidates import Candidate, Searcher
+from evidencedesk.retrieval.scope import Scope
+from evidencedesk.store.base import DEFAULT_TRACE_KEEP
+from evidencedesk.store.contract import StoreProtocol
+
+from . import evaluating, index_upkeep
+from .answering import Answering, warm_models
+from .evaluating import Diagnosis, Evaluating
+from .index_upkeep import IndexUpkeep
+from .lab_tools import LabTools
+from .records import Records
+from .request import AskRequest
+from .searching import Searching, warm_up
+from .state import DeskState
+
+
+class Desk:
+    """Open a store and run ingest, search, ask, evaluate, diagnose and compare over it.
+
+    ``store`` is a folder (the embedded SQLite store), a ``postgresql://USER@HOST:PORT/DB`` URL, or
+    an already opened store; default: ``settings.store``. ``settings`` default: ``./evidencedesk.yaml``
+    or the defaults. ``work_dir`` holds the embedding cache and staged uploads of a PostgreSQL store
+    (default ``.evidencedesk``); an embedded store keeps them in its own folder.
+    """
+
+    def __init__(
+        self,
+        store: str | Path | Any = None,
+        settings: Settings | None = None,
+        *,
+        work_dir: str | Path | None = None,
+    ) -> None:
+        self._state = state = DeskState.open(store, settings, work_dir)
+        self.store: StoreProtocol = state.store  # the open store
+        self.location = state.location  # its folder or URL (the repr of a store handed in opened)
+        self.is_postgres = state.is_postgres  # whether it searches inside PostgreSQL
+        self.path = state.path  # the embedding cache's folder: the store's own, or work_dir for PostgreSQL
+        self._index = IndexUpkeep(state)
+        self._search = Searching(state, self._index)
+        self._answers = Answering(state, self._search)
+        self._records = Records(state)
+        self._eval = Evaluating(state, self._index, self._search, self._answers)
+        self._lab = LabTools(state)
+
+    # -- what may change after opening -------------------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        """The settings in use (see :meth:`reconfigure`)."""
+        return self._state.settings
+
+    @property
+    def max_memory_chunks(self) -> int | None:
+        """None: no limit. Otherwise a step that would hold every chunk in memory (an in-memory index, a
+        re-chunking) over a store with more chunks raises TooLargeForMemory (the service sets it)."""
+        return self._state.max_memory_chunks
+
+    @max_memory_chunks.setter
+    def max_memory_chunks(self, limit: int | None) -> None:
+        self._state.max_memory_chunks = limit
+
+    @property
+    def step_progress(self) -> Callable[[str], Callback] | None:
+        """None: long steps report nothing. Otherwise ``step_progress(step)`` gives the progress callback of
+        a step a search or an answer waits for ("embedding chunks": the dense leg's first use); the CLI
+        draws it on stderr."""
+        return self._state.step_progress
+
+    @step_progress.setter
+    def step_progress(self, factory: Callable[[str], Callback] | None) -> None:
+        self._state.step_progress = factory
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def close(self) -> None:
+        self._state.drop_cached()
+        self._state.store.close()
+
+    def __enter__(self) -> Desk:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def build_id(self) -> int | None:
+        """The store's latest build id; when it changed since the last call, cached indexes are dropped."""
+        return self._state.build_id()
+
+    def reconfigure(self, settings: Settings) -> None:
+        """Use ``settings`` from now on: the searchers, generators and default scope built from the old
+        ones are dropped (a PostgreSQL store keeps the BM25 settings it was opened with)."""
+        with self._state.lock:
+            self._state.reconfigure(settings)
+            self._answers.drop_generators()
+
+    def with_settings(self, **changes: Any) -> Settings:
+        """The settings with dotted-key overrides applied (``{"context.order": "edges"}``); None keeps a value.
+
+        Raises ConfigError naming the key for a bad value.
+        """
+        return self._state.with_settings(**changes)
+
+    # -- ingest and the index ----------------------------------------------------------------------
+    def ingest(
+        self,
+        folder: str | Path,
+        *,
+        max_bytes: int | None = None,
+        progress: Callable[[int, int, str], None] | None = None,
+        remove_missing: bool = True,
+        embed: bool = False,
+        embed_progress: Callback | None = None,
+        **chunker: Any,
+    ) -> Any:
+        """Ingest a folder: unchanged files are skipped by hash, changed files re-chunked and (with
+        ``remove_missing``) documents whose file is gone removed. ``chunker`` overrides (name=, size=,
+        overlap=, unit=) the configured chunker; files over ``max_bytes`` fail. Returns the report.
+
+        ``progress(done, total, path)`` follows the files; with ``embed`` the dense embeddings of every
+        chunk are computed now (see :meth:`embed`, followed by ``embed_progress``), so the first dense or
+        hybrid query does not pay for them. The report's ``progress`` holds the files' (and the
+        embedding's) count, seconds and rate. When the store has a snapshot (see :meth:`write_index`)
+        it is brought up to date in the same call, with one new segment; ``progress["index"]`` says
+        what was added, deleted and merged (or why the snapshot could not be updated)."""
+        return self._index.ingest(
+            folder, max_bytes=max_bytes, progress=progress, remove_missing=remove_missing, embed=embed,
+            embed_progress=embed_progress, chunker=chunker,
+        )  # fmt: skip
+
+    def embed(self, progress: Callback | None = None) -> dict[str, Any]:
+        """Compute the dense embeddings of every stored chunk into the embedding cache (PostgreSQL: into the
+        store), exactly as the dense leg of a search would; chunks already embedded are not embedded again.
+
+        ``progress(done, total, model)`` follows the chunks embedded now. Returns the embedding's count
+        (chunks embedded now), total (chunks stored), seconds and rate."""
+        return self._index.embed(progress)
+
+    def chunks(self) -> list[Chunk]:
+        """Every stored chunk of the latest build. Kept in memory only while in-memory searchers need
+        them (an embedded store without a current snapshot); otherwise read anew on each call."""
+        return self._index.chunks()
+
+    def write_index(
+        self,
+        dense: bool = True,
+        ann: bool = True,
+        timings: dict[str, float] | None = None,
+        *,
+        rebuild: bool = False,
+        merge: bool = False,
+        report: dict[str, Any] | None = None,
+    ) -> Path:
+        """Save the latest build's index to ``<store>/snapshot``: BM25 with the configured settings,
+        and (``dense``) the vectors through the embedding cache plus (``ann``) HNSW graphs.
+
+        A snapshot written with the same settings (and the same ``dense``/``ann`` choice) is brought
+        up to date with one new segment for what changed since its build; otherwise, or with
+        ``rebuild``, it is written whole as one segment. ``merge`` then merges every segment into one.
+        Later searches open it memory-mapped instead of loading every chunk and rebuilding the index,
+        and every ingest keeps it up to date. ``report`` (a dict) receives what was done.
+        """
+        return self._index.write_index(dense, ann, timings, rebuild=rebuild, merge=merge, report=report)
+
+    def snapshot_status(self) -> str:
+        """Whether searches use the memory-mapped snapshot, and if not, why."""
+        return self._index.snapshot_status()
+
+    @staticmethod
+    def file_types() -> list[str]:
+        """The file suffixes an ingest reads (``.md``, ``.pdf``, ...), sorted."""
+        return index_upkeep.file_types()
+
+    @staticmethod
+    def files_in(folder: str | Path) -> list[tuple[Path, str]]:
+        """The files an ingest of ``folder`` reads: each path with its name relative to ``folder``."""
+        return index_upkeep.files_in(folder)
+
+    @staticmethod
+    def documents_in(folder: str | Path) -> Iterator[tuple[str, Document]]:
+        """The documents an ingest of ``folder`` would write, each with its file's relative name; a file
+        that fails to parse is left out (the ingest reports it)."""
+        return index_upkeep.documents_in(folder)
+
+    @staticmethod
+    def holds_store(location: str | Path) -> bool:
+        """Whether ``location`` is a PostgreSQL URL or a folder holding an embedded store."""
+        return index_upkeep.holds_store(location)
+
+    # -- searchers and search ----------------------------------------------------------------------
+    def searcher(self, method: str | None = None, legs: Sequence[str] | None = None) -> Searcher:
+        """The first-stage searcher for ``method`` (default: what the settings describe); ``legs``
+        names a hybrid's legs (default: the configured legs). Cached until the next build."""
+        return self._search.searcher(method, legs)
+
+    def searcher_label(self, method: str | None = None, legs: Sequence[str] | None = None) -> str:
+        """Where ``method`` ranks now: ``pg-bm25``, ``snapshot-bm25``, ``memory-bm25``, ``hybrid(...)``."""
+        return self._search.label(method, legs)
+
+    def check_memory(self, what: str, hint: str) -> None:
+        """Raise TooLargeForMemory when ``what`` (a step holding every chunk in memory) meets a store with
+        more chunks than ``max_memory_chunks``; ``hint`` says what to do instead."""
+        self._state.check_memory(what, hint)
+
+    def tenant_statistics(self) -> bool:
+        """Whether searches use one index per tenant: ``retrieval.tenant_statistics`` is true and the
+        store holds several tenants (with one tenant both ways give the same scores). A snapshot then
+        scores each tenant's rows with that tenant's statistics (counted from its segments)."""
+        return self._state.tenant_statistics()
+
+    def scope(self, scope: Scope | Mapping[str, Any] | None = None) -> Scope:
+        """``scope`` as a Scope (default: the configured scope)."""
+        return self._state.scope(scope)
+
+    def search(
+        self,
+        query: str,
+        k: int | None = None,
+        method: str | None = None,
+        scope: Scope | Mapping[str, Any] | None = None,
+        legs: Sequence[str] | None = None,
+    ) -> list[Candidate]:
+        """Ranked chunks for ``query`` inside ``scope`` (default: the configured scope); with
+        ``retrieval.diversity`` the top ``k`` are picked by MMR from ``retrieval.rerank.candidates``."""
+        return self._search.search(query, k, method, scope, legs)
+
+    def search_rows(
+        self, query: str, k: int | None = None, method: str | None = None,
+        scope: Scope | Mapping[str, Any] | None = None, legs: Sequence[str] | None = None,
+    ) -> list[dict[str, Any]]:  # fmt: skip
+        """What ``evidencedesk search --json`` prints and ``POST /search`` returns: each result's
+        ``Candidate.to_dict()`` plus the query words it holds (``shared_words``)."""
+        return self._search.rows(query, self.search(query, k, method, scope, legs), method, legs)
+
+    @staticmethod
+    def warm_up() -> None:
+        """Compile (or load from numba's cache) the search kernels now, so no request waits for them."""
+        warm_up()
+
+    # -- the lab: other chunkings, and what a search hands the generator --------------------------
+    def rechunk(self, chunking: ChunkingConfig) -> list[Chunk]:
+        """Every stored document chunked with ``chunking`` (held in memory: ``max_memory_chunks`` applies)."""
+        return self._lab.rechunk(chunking)
+
+    def searcher_over(
+        self, chunks: Sequence[Chunk], method: str | None = None, legs: Sequence[str] | None = None
+    ) -> Searcher:
+        """A searcher of ``method`` built in memory over ``chunks`` (e.g. :meth:`rechunk`'s), configured as
+        this Desk's searchers are (parameters, hybrid legs, collapsing); not cached."""
+        return self._lab.searcher_over(chunks, method, legs)
+
+    def prompt_preview(self, query: str, results: list[Candidate]) -> dict[str, Any]:
+        """``{"context", "prompt"}``: the context ``results`` assemble into under ``context.*``, and the
+        prompt the generator would be given for ``query`` over it."""
+        return self._lab.prompt_preview(query, results)
+
+    @staticmethod
+    def shared_words(query: str, text: str, searcher: Searcher | None = None) -> list[str]:
+        """The query's words that ``text`` holds, as ``searcher`` (default: the default tokenizer) reads them."""
+        return lab.words_shared(query, text, searcher)
+
+    def whole_answers(self, chunking: ChunkingConfig, labels: Sequence[Mapping[str, Any]]) -> tuple[int, int, int]:
+        """``(chunks, whole, total)``: how many chunks the stored documents make under ``chunking``, and how
+        many of the ``total`` evidence phrases of ``labels`` (rows of a labels file) one chunk holds whole."""
+        return self._lab.whole_answers(chunking, labels)
+
+    # -- ask -------------------------------------------------------------------------------------
+    def generator(self, name: str | None = None) -> Generator:
+        """The generator ``name`` (default: ``generator.name``), built once with the configured model."""
+        return self._answers.generator(name)
+
+    def prepare_generator(self, name: str | None = None, *, queue_limit: int | None = None) -> bool:
+        """Build the generator ``name`` now, so that a missing model fails before an answer starts; a local
+        model's request queue takes ``queue_limit`` when one is given. Returns whether the generator writes
+        its answer as it goes (a language model) rather than all at once."""
+        return self._answers.prepare_generator(name, queue_limit)
+
+    def warm_models(self) -> bool:
+        """Load and run the bundled cross-encoder once when the configuration reads it (a cross-encoder
+        reranker with no model named, or the extractive generator's reader), so no request pays for it.
+        Returns whether it was warmed; a missing model is reported by the first request that needs it."""
+        return warm_models(self._state.settings)
+
+    def ask(
+        self, question: AskRequest | str, scope: Scope | Mapping[str, Any] | None = None, **fields: Any
+    ) -> dict[str, Any]:
+        """Answer with validated citations, or abstain; returns what ``evidencedesk ask --json`` prints.
+
+        ``question`` is an :class:`AskRequest`, or the question with the request's other fields as
+        ``scope`` and keywords (``desk.ask("...", k=3, save=False)``); with a request, keywords replace its
+        fields. An unknown keyword raises TypeError naming it. See :class:`AskRequest` for every field:
+        the configured values fill what is left None; ``over`` answers from other chunks than the store's;
+        the trace is stored unless ``save`` is False, as made by the API key ``owner``; with
+        ``explain_abstention`` an abstention names the documents outside the scope that matched best
+        (the CLI sets it; the service never does, since that would tell a caller about hidden documents).
+        :meth:`ask_stream` takes the same arguments and hands out the answer as it is written.
+        """
+        return self._answers.ask(AskRequest.of(question, scope, **fields))
+
+    def ask_stream(
+        self, question: AskRequest | str, scope: Scope | Mapping[str, Any] | None = None, **fields: Any
+    ) -> AskStream:
+        """``ask``, handed out as it is written: ``AnswerDelta`` events (pieces of the answer text), then
+        one ``AnswerDone`` whose ``result`` is exactly what ``ask`` returns for the same arguments.
+
+        A generator that cannot stream (the extractive one) gives its validated answer as one delta.
+        The arguments and the generator are checked now (a bad value raises here); retrieval and
+        generation run as the stream is read. Closing the stream (or leaving its ``with`` block)
+        stops generation and stores no trace; ``AskStream.cancel()`` does so from another thread.
+        A local model's request queue is joined now: ``ModelBusy`` (a ``GenerationError``) when it is
+        full; the place is given back when the stream ends or is closed. With
+        ``generator.answerability_gate`` a language model is asked only when the fitted answerability
+        model says the context answers. See ``evidencedesk.answer.stream`` for the contract.
+        """
+        return self._answers.ask_stream(AskRequest.of(question, scope, **fields))
+
+    def answerability_gate(self, generator: Generator, settings: Settings | None = None) -> Any:
+        """The gate a language-model generator answers behind (``generator.answerability_gate``), or None.
+
+        The extractive generator decides answerability itself, so it gets none."""
+        return self._answers.answerability_gate(generator, settings)
+
+    # -- traces and evaluation runs ----------------------------------------------------------------
+    def save_trace(
+        self, result: dict[str, Any], owner: str | None = None, keep: int | None = DEFAULT_TRACE_KEEP
+    ) -> str:
+        """Store what :meth:`ask` returned (``save=False``, then completed by the caller) as a trace, made
+        by ``owner``; only the ``keep`` newest traces stay (None: all). Returns its id."""
+        return self._records.save_trace(result, owner, keep)
+
+    def save_eval_run(self, run: dict[str, Any], owner: str | None = None) -> int:
+        """Store what :meth:`evaluate` returned (``save=False``); returns the run's id."""
+        return self._records.save_eval_run(run, owner)
+
+    def trace(self, trace_id: str, owner: str | None = None) -> dict[str, Any] | None:
+        """A stored trace (what ``ask`` returned), or None; with ``owner``, only one that key made."""
+        return self._records.trace(trace_id, owner)
+
+    def traces(self, limit: int = 50, owner: str | None = None) -> list[dict[str, Any]]:
+        """The most recent stored traces, newest first; with ``owner``, only that key's."""
+        return self._records.traces(limit, owner)
+
+    def eval_run(self, run: int | Mapping[str, Any]) -> dict[str, Any]:
+        """A stored evaluation run by id (a mapping is returned as it is)."""
+        return self._records.eval_run(run)
+
+    # -- evaluate --------------------------------------------------------------------------------
+    def evaluate(
+        self, labels: str | Path | Sequence[Any], method: str | None = None, k: int | None = None,
+        scope: Scope | Mapping[str, Any] | None = None, *, floor: float | None = None, methods: Sequence[str] = (),
+        answers: str | None = None, unfiltered: bool = True, hide_outside_scope: bool = False,
+        size_series: bool = False, save: bool = True, owner: str | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Score labelled questions (a labels file or loaded labels); returns the run (``run_id`` when
+        saved, as made by the API key ``owner`` when one is named).
+
+        ``methods`` adds rows to the strategies table; ``answers`` names a generator that answers
+        every question too; ``unfiltered`` also scores without the scope; ``hide_outside_scope``
+        (the service) judges only by the chunks inside the scope, so no finding names another;
+        ``size_series`` measures recall against four re-chunkings of the documents.
+
+        Evaluation reads the store's chunks once per call, in batches, and keeps only those that hold
+        a gold phrase (``evaluation.evidence``): no other chunk changes a metric or a finding.
+        """
+        return self._eval.evaluate(
+            labels, method, k, scope, floor=floor, methods=methods, answers=answers, unfiltered=unfiltered,
+            hide_outside_scope=hide_outside_scope, size_series=size_series, save=save, owner=owner,
+        )  # fmt: skip
+
+    def size_series(self, labels: Sequence[Any], method: str | None = None, scope: Scope | None = None) -> list[Any]:
+        """Recall against context size for four re-chunkings of the documents inside ``scope``."""
+        return self._eval.size_series(labels, method, scope)
+
+    def strategies(
+        self,
+        labels: str | Path | Sequence[Any],
+        methods: Sequence[str],
+        k: int | None = None,
+        scope: Scope | Mapping[str, Any] | None = None,
+    ) -> list[Any]:
+        """One row per method of how the labelled questions fare: hits at 1, 3 and 5, answers outranked,
+        answers missing from the top ``k``, junk returned for unanswerable questions
+        (``evaluation.strategies.StrategyRow``)."""
+        return self._eval.strategies(labels, methods, k, scope)
+
+    def diagnose(
+        self,
+        labels: str | Path | Sequence[Any],
+        method: str | None = None,
+        k: int | None = None,
+        scope: Scope | Mapping[str, Any] | None = None,
+        floor: float | None = None,
+    ) -> list[Diagnosis]:
+        """Every failing labelled question with its findings, the root cause first."""
+        return self._eval.diagnose(labels, method, k, scope, floor)
+
+    @staticmethod
+    def beir(
+        settings: Settings,
+        dataset_dir: str | Path,
+        method: str,
+        store_dir: str | Path,
+        *,
+        split: str = "test",
+        run_out: str | Path | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """Score ``method`` on a BEIR dataset (indexed once in ``store_dir``): nDCG@10, recall@100, MRR@10.
+        ``options`` (k1, b, stem, stopwords, contextual, fusion, progress) override the settings."""
+        return evaluating.beir(settings, dataset_dir, method, store_dir, split, run_out, options)
+
+    @staticmethod
+    def report_html(
+        run: Mapping[str, Any], title: str = "evidencedesk evaluation", size_series: Sequence[Any] | None = None
+    ) -> str:
+        """An evaluation run as one self-contained HTML page; its size curves are ``size_series`` (see
+        :meth:`size_series`), else the ones the run carries."""
+        return evaluating.report_html(run, title, size_series)
+
+    def compare(self, run_a: int | Mapping[str, Any], run_b: int | Mapping[str, Any], threshold: float = 0.02) -> Any:
+        """Per-slice differences between two eval runs; ``.regressed`` is the gate's verdict."""
+        return evaluating.compare_runs(self.eval_run(run_a), self.eval_run(run_b), threshold)
+
+    @staticmethod
+    def compare_runs(run_a: Mapping[str, Any], run_b: Mapping[str, Any], threshold: float = 0.02) -> Any:
+        """:meth:`compare` for two runs in hand (e.g. read from JSON files): no store needed."""
+        return evaluating.compare_runs(run_a, run_b, threshold)
+
+
+__all__ = ["Desk"]

@@ -1,0 +1,200 @@
+"""Ingest and index upkeep for the Desk: folders into the store, dense embeddings ahead of the first
+query, the memory-mapped snapshot (written, brought up to date by every ingest, and whether searches
+can use it), and the stored chunks for in-memory searchers. Also what an ingest of a folder would read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from evidencedesk.documents import Chunk, Document
+from evidencedesk.errors import ConfigError, IngestError
+from evidencedesk.progress import Callback, Meter
+from evidencedesk.store.contract import HoldsSnapshots, HoldsVectors
+from evidencedesk.urls import is_postgres_url
+from evidencedesk.wiring import dense_embedder, leg_params
+
+from .state import DeskState
+
+
+class IndexUpkeep:
+    """Writes to the store and keeps its indexes current; reads the chunks in-memory searchers need."""
+
+    def __init__(self, state: DeskState) -> None:
+        self.state = state
+
+    def ingest(
+        self,
+        folder: str | Path,
+        *,
+        max_bytes: int | None,
+        progress: Callable[[int, int, str], None] | None,
+        remove_missing: bool,
+        embed: bool,
+        embed_progress: Callback | None,
+        chunker: dict[str, Any],
+    ) -> Any:
+        from evidencedesk.config import ChunkerSettings
+        from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
+
+        state = self.state
+        try:
+            chunking = ChunkerSettings(**{**state.settings.chunker.model_dump(), **chunker}).to_chunking()
+        except ValueError as exc:
+            raise ConfigError(f"chunker: {exc}") from None
+        limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+        if limit < 1:
+            raise ConfigError(f"max_bytes: must be at least 1, got {limit}")
+        report = self._keep_index(
+            lambda: state.store.ingest(
+                Path(folder), chunking, max_bytes=limit, progress=progress, remove_missing=remove_missing
+            )
+        )
+        state.build_id()
+        if embed:
+            report.progress["embedding"] = self.embed(embed_progress)
+        return report
+
+    def embed(self, progress: Callback | None = None) -> dict[str, Any]:
+        from evidencedesk.index.embedding_cache import EmbeddingCache, embed_cached
+        from evidencedesk.retrieval.contextual import index_text
+
+        state = self.state
+        embedder = dense_embedder(state.settings)
+        meter = Meter(callback=progress)
+        contextual = bool(leg_params(state.settings, "dense", state.embeddings_file).get("contextual", False))
+        if isinstance(state.store, HoldsVectors):
+            meter.update(state.store.ensure_vectors(embedder, state.embeddings_file, contextual=contextual))
+            return {**meter.summary(), "total": state.store.chunk_count(), "model": embedder.name}
+        chunks = self.chunks()
+        with EmbeddingCache(state.embeddings_file) as cache:
+            embed_cached(embedder, [index_text(c, contextual) for c in chunks], cache, on_progress=meter.update)
+        return {**meter.summary(), "total": len(chunks), "model": embedder.name}
+
+    def chunks(self) -> list[Chunk]:
+        state = self.state
+        state.build_id()
+        with state.lock:
+            if state.cache.chunks is not None:
+                return state.cache.chunks
+        chunks = state.store.chunks()
+        if not state.is_postgres and self.snapshot()[0] is None:
+            self.keep_chunks(chunks)
+        return chunks
+
+    def keep_chunks(self, chunks: list[Chunk]) -> None:
+        """Hold ``chunks`` for this build: an in-memory searcher was built over them."""
+        with self.state.lock:
+            self.state.cache.chunks = chunks
+
+    def write_index(
+        self,
+        dense: bool,
+        ann: bool,
+        timings: dict[str, float] | None,
+        *,
+        rebuild: bool,
+        merge: bool,
+        report: dict[str, Any] | None,
+    ) -> Path:
+        from evidencedesk.retrieval.snapshot_update import merge_snapshot, writer_lock
+        from evidencedesk.wiring_snapshot import updatable, update_store_snapshot, write_store_snapshot
+
+        state = self.state
+        if not isinstance(state.store, HoldsSnapshots):
+            raise ConfigError("write_index: a PostgreSQL store keeps its indexes in the database")
+        store, settings = state.store, state.settings
+        done: dict[str, Any] = {}
+        with writer_lock(store.snapshot_dir):
+            manifest, _ = updatable(store, settings)
+            same = manifest is not None and (manifest.get("dense") is not None) == dense
+            same = same and manifest is not None and bool(manifest.get("ann")) == (ann and dense)
+            if rebuild or not same:
+                embedder = dense_embedder(settings) if dense else None
+                path = write_store_snapshot(store, settings, embedder, state.embeddings_file, ann, timings)
+                done["mode"] = "rebuild"
+            else:
+                done["mode"] = "update"
+                done["update"] = update_store_snapshot(
+                    store, settings, lambda: dense_embedder(settings), state.embeddings_file, timings
+                )
+                path = store.snapshot_dir
+            if merge:
+                done["merge"] = merge_snapshot(path)
+        if report is not None:
+            report.update(done)
+        state.drop_cached()
+        return path
+
+    def _keep_index(self, ingest: Callable[[], Any]) -> Any:
+        """Run ``ingest`` and, when the store has a snapshot, bring it up to date in the same step:
+        readers that see the new build wait for the new segment instead of building an index in memory."""
+        from evidencedesk.errors import SnapshotError
+        from evidencedesk.retrieval.snapshot import MANIFEST
+        from evidencedesk.retrieval.snapshot_update import writer_lock
+        from evidencedesk.wiring_snapshot import update_store_snapshot
+
+        state = self.state
+        if not isinstance(state.store, HoldsSnapshots) or not (state.store.snapshot_dir / MANIFEST).is_file():
+            return ingest()
+        store, settings = state.store, state.settings
+        with writer_lock(store.snapshot_dir):
+            report = ingest()
+            started = time.perf_counter()
+            try:
+                done = update_store_snapshot(store, settings, lambda: dense_embedder(settings), state.embeddings_file)
+                report.progress["index"] = {**done, "seconds": round(time.perf_counter() - started, 3)}
+            except (SnapshotError, ValueError) as exc:
+                report.progress["index"] = {"error": f"snapshot not updated: {exc}"}
+        return report
+
+    def snapshot_status(self) -> str:
+        self.state.build_id()
+        return self.snapshot()[1]
+
+    def snapshot(self) -> tuple[Any, str]:
+        """``(snapshot, why)``: the snapshot that fits the latest build (None when there is none), and why."""
+        state = self.state
+        if not isinstance(state.store, HoldsSnapshots):
+            return None, "PostgreSQL store: searches run in the database"
+        store = state.store
+        with state.lock:
+            if state.cache.snapshot is None:
+                from evidencedesk.wiring_snapshot import snapshot_status
+
+                state.cache.snapshot = snapshot_status(store, state.settings)
+            return state.cache.snapshot
+
+
+def file_types() -> list[str]:
+    from evidencedesk.ingest.folder import PARSERS
+
+    return sorted(PARSERS)
+
+
+def files_in(folder: str | Path) -> list[tuple[Path, str]]:
+    from evidencedesk.ingest.folder import scan
+
+    return scan(Path(folder)).files
+
+
+def documents_in(folder: str | Path) -> Iterator[tuple[str, Document]]:
+    from evidencedesk.ingest.folder import parse_file
+
+    for path, rel in files_in(folder):
+        try:
+            yield rel, parse_file(path, rel)
+        except IngestError:
+            continue
+
+
+def holds_store(location: str | Path) -> bool:
+    from evidencedesk.store import DB_NAME
+
+    return is_postgres_url(location) or (Path(location) / DB_NAME).is_file()
+
+
+__all__ = ["IndexUpkeep", "documents_in", "file_types", "files_in", "holds_store"]

@@ -1,0 +1,164 @@
+"""Searcher wiring and search for the Desk.
+
+Which searcher a method gets depends on where the index lives: inside PostgreSQL (``pg-bm25``,
+``pg-dense``), a memory-mapped snapshot that fits the latest build (``snapshot-bm25`` ...), or else an
+index built in memory from the stored chunks (``memory-bm25`` ...). Searchers are cached per build.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evidencedesk.constants import METHODS
+from evidencedesk.errors import ConfigError
+from evidencedesk.lab import candidate_rows, searcher_tokenizer
+from evidencedesk.retrieval.candidates import Candidate, Searcher
+from evidencedesk.retrieval.scope import Scope
+from evidencedesk.store.contract import HoldsVectors, SearchesInside
+from evidencedesk.wiring import (
+    build_diversity,
+    dense_embedder,
+    hybrid_legs,
+    leg_params,
+    pg_searcher_params,
+    searcher_label,
+    searcher_params,
+    with_collapse,
+)
+
+from .index_upkeep import IndexUpkeep
+from .state import DeskState
+
+_IN_MEMORY_ONLY = "TF-IDF and LSA are built in memory only: use bm25, dense or a hybrid of those"
+_WRITE_INDEX = "with a snapshot that fits (evidencedesk index), BM25 and dense search read their index from disk"
+
+
+class Serialized:
+    """A searcher whose ``search`` runs one call at a time: in-memory and snapshot searchers keep
+    small caches (scope masks, restricted postings) that are not built for concurrent writers."""
+
+    def __init__(self, searcher: Searcher) -> None:
+        self.searcher = searcher
+        self._lock = threading.Lock()
+        self.name = searcher.name
+
+    def search(self, query: str, k: int = 10, scope: Scope | None = None) -> list[Candidate]:
+        with self._lock:
+            return self.searcher.search(query, k, scope)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.searcher, name)
+
+
+def checked_method(state: DeskState, method: str | None, legs: Sequence[str] | None) -> str:
+    """``method`` (default: the configured one), checked, with ``legs`` only for a hybrid."""
+    method = method or state.settings.retrieval.method
+    if method not in METHODS:
+        raise ConfigError(f"method: unknown method {method!r}; choose from {', '.join(METHODS)}")
+    if legs is not None and method != "hybrid":
+        raise ConfigError("legs: only for method hybrid")
+    return method
+
+
+class Searching:
+    """Builds and caches the first-stage searchers, and runs searches through them."""
+
+    def __init__(self, state: DeskState, index: IndexUpkeep) -> None:
+        self.state = state
+        self.index = index
+
+    def searcher(self, method: str | None = None, legs: Sequence[str] | None = None) -> Searcher:
+        state = self.state
+        method = checked_method(state, method, legs)
+        names = tuple(legs) if legs else None
+        state.build_id()
+        key = (method, names)
+        with state.lock:
+            found = state.cache.searchers.get(key)
+            if found is None:
+                found = with_collapse(self._make(method, names), state.settings)
+                state.cache.searchers[key] = found
+            return found
+
+    def _make(self, method: str, names: tuple[str, ...] | None) -> Searcher:
+        state = self.state
+        settings, cache = state.settings, state.embeddings_file
+        legs = list(names or hybrid_legs(settings)) if method == "hybrid" else [method]
+        if isinstance(state.store, SearchesInside):
+            if "dense" in legs and isinstance(state.store, HoldsVectors):
+                contextual = bool(leg_params(settings, "dense", cache).get("contextual", False))
+                state.store.ensure_vectors(dense_embedder(settings), cache, contextual=contextual)
+            params = pg_searcher_params(settings, method, cache, names)
+            if method in ("tfidf", "lsa"):  # no database form: built in memory from the chunks
+                state.check_memory(f"method {method}", _IN_MEMORY_ONLY)
+                params = leg_params(settings, method, cache)
+            elif method == "hybrid" and {"tfidf", "lsa"} & set(legs):
+                state.check_memory(f"a hybrid with legs {', '.join(legs)}", _IN_MEMORY_ONLY)
+            if state.tenant_statistics():
+                for leg, extra in [(method, params)] if method != "hybrid" else params["leg_params"].items():
+                    if leg != "dense":
+                        extra["tenant_statistics"] = True
+            return state.store.searcher(method, **params)
+        split = state.tenant_statistics()
+        mapped = self._from_snapshot(method, names, per_tenant=split)
+        if mapped is not None:
+            return Serialized(mapped)
+        from evidencedesk.retrieval.factory import make_searcher
+
+        hint = _IN_MEMORY_ONLY if {"tfidf", "lsa"} & set(legs) else f"{self.index.snapshot_status()}; {_WRITE_INDEX}"
+        state.check_memory(f"method {method}", hint)
+        chunks = state.store.chunks()
+        self.index.keep_chunks(chunks)
+        params = searcher_params(settings, method, cache, names)
+        if "dense" in legs and state.step_progress is not None:
+            self.index.embed(state.step_progress("embedding chunks"))  # with progress: the searcher finds them cached
+        return Serialized(make_searcher(method, chunks, tenant_statistics=split, **params))
+
+    def _from_snapshot(self, method: str, names: tuple[str, ...] | None, per_tenant: bool) -> Searcher | None:
+        snap, _ = self.index.snapshot()
+        if snap is None:
+            return None
+        from evidencedesk.wiring_snapshot import snapshot_searcher
+
+        settings = self.state.settings
+        legs = names or hybrid_legs(settings)
+        embedder = lambda: dense_embedder(settings)  # noqa: E731
+        return snapshot_searcher(snap, self.state.store, settings, method, legs, embedder, per_tenant)
+
+    def label(self, method: str | None = None, legs: Sequence[str] | None = None) -> str:
+        return searcher_label(self.searcher(method, legs))
+
+    def search(
+        self, query: str, k: int | None, method: str | None, scope: Scope | Mapping[str, Any] | None,
+        legs: Sequence[str] | None,
+    ) -> list[Candidate]:  # fmt: skip
+        if not query.strip():
+            raise ConfigError("query: must not be empty")
+        settings = self.state.settings
+        k = k or settings.retrieval.k
+        if k < 1:
+            raise ConfigError(f"k: must be at least 1, got {k}")
+        searcher = self.searcher(method, legs)
+        the_scope = self.state.scope(scope)
+        diversify = build_diversity(settings)
+        if diversify is None:
+            return searcher.search(query, k, the_scope)
+        pool = searcher.search(query, max(k, settings.retrieval.rerank.candidates), the_scope)
+        return diversify(pool, k)
+
+    def rows(
+        self, query: str, results: list[Candidate], method: str | None, legs: Sequence[str] | None
+    ) -> list[dict[str, Any]]:
+        """``results`` of ``query`` as rows, with the query words each holds as ``method``'s searcher reads them."""
+        return candidate_rows(results, query, searcher_tokenizer(self.searcher(method, legs)))
+
+
+def warm_up() -> None:
+    from evidencedesk.index.postings_kernel import warm
+
+    warm()
+
+
+__all__ = ["Searching", "Serialized", "checked_method", "warm_up"]
