@@ -71,7 +71,7 @@ class Desk:
         self._index = IndexUpkeep(state)
         self._search = Searching(state, self._index)
         self._answers = Answering(state, self._search)
-        self._records = Records(state)
+        self._records = Records(state.store, state.location)
         self._eval = Evaluating(state, self._index, self._search, self._answers)
         self._lab = LabTools(state)
 
