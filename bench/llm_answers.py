@@ -139,9 +139,10 @@ def run(args: argparse.Namespace) -> None:
                     open_desk(args.squad, args.work) if item["set"] == "squad2"
                     else financebench_desk(args.financebench, args.work, args.fb_method)
                 )  # fmt: skip
-                desks[item["set"]].settings = override(
-                    desks[item["set"]].settings, **{"generator.timeout_s": args.timeout}
-                )  # a loaded machine evaluates a long prompt slowly: the deadline must not cut the answer
+                # a loaded machine evaluates a long prompt slowly: the deadline must not cut the answer
+                desks[item["set"]].reconfigure(
+                    override(desks[item["set"]].settings, **{"generator.timeout_s": args.timeout})
+                )
             desk = desks[item["set"]]
             for generator in GENERATORS:
                 if (item["set"], item["id"], generator) in done:
