@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -41,7 +42,7 @@ def port_open(port: int, host: str = LOOPBACK) -> bool:
 
 
 @dataclass
-class ServerHandle:
+class ServerHandle(AbstractContextManager["ServerHandle"]):
     """A running server: its API root (``.../v1``), its process and the log file it writes."""
 
     base_url: str
@@ -75,9 +76,6 @@ class ServerHandle:
             self._log = None
         self.log_path.unlink(missing_ok=True)
         return int(self.process.returncode)
-
-    def __enter__(self) -> ServerHandle:
-        return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

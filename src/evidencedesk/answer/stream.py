@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
@@ -54,7 +55,7 @@ class AnswerDone:
 AskEvent = AnswerDelta | AnswerDone
 
 
-class AskStream(Iterator[AskEvent]):
+class AskStream(Iterator[AskEvent], AbstractContextManager["AskStream"]):
     """The events of one ask. Iterate it, or use it as a context manager so that leaving stops generation."""
 
     def __init__(
@@ -100,9 +101,6 @@ class AskStream(Iterator[AskEvent]):
 
     def __del__(self) -> None:
         self._release()
-
-    def __enter__(self) -> AskStream:
-        return self
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

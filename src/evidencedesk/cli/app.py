@@ -98,6 +98,12 @@ def fail(message: str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
+def check_method(method: str | None) -> None:
+    """Exit 2 naming the methods when ``method`` (``--method``; None: the config's) is not one of them."""
+    if method is not None and method not in METHODS:
+        fail(f"--method: unknown method {method!r}; choose from {', '.join(METHODS)}", 2)
+
+
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 

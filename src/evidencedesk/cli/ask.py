@@ -22,6 +22,7 @@ from evidencedesk.cli.app import (
     TenantOpt,
     ValidAtOpt,
     app,
+    check_method,
     config_scope,
     console,
     fail,
@@ -31,7 +32,6 @@ from evidencedesk.cli.app import (
     scope_flags,
     store_label,
 )
-from evidencedesk.constants import METHODS
 
 
 def _stage_rows(out: dict[str, Any]) -> list[tuple[str, str]]:
@@ -140,8 +140,7 @@ def ask_command(
 
     if not question.strip():
         fail("QUESTION: must not be empty", 2)
-    if method is not None and method not in METHODS:
-        fail(f"--method: unknown method {method!r}; choose from {', '.join(METHODS)}", 2)
+    check_method(method)
     if (k is not None and k < 1) or (candidates is not None and candidates < (k or 1)):
         fail(f"--k must be >= 1 and --candidates >= --k (got k={k}, candidates={candidates})", 2)
     flags = {

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from evidencedesk.cli.app import JsonOpt, app, console, err_console, fail, print_json
+from evidencedesk.cli.app import JsonOpt, app, check_method, console, err_console, fail, print_json
 from evidencedesk.constants import METHODS
 
 DEFAULT_BEIR_STORES = Path(".evidencedesk-beir")
@@ -54,8 +54,7 @@ def beir(
 
     settings = load_settings()
     fusion = fusion or settings.retrieval.fusion.method
-    if method not in METHODS:
-        fail(f"--method: unknown method {method!r}; choose from {', '.join(METHODS)}", 2)
+    check_method(method)
     if fusion not in ("rrf", "normalized"):
         fail(f"--fusion: must be rrf or normalized, got {fusion!r}", 2)
     if fusion != settings.retrieval.fusion.method and method != "hybrid":

@@ -20,6 +20,7 @@ from evidencedesk.cli.app import (
     TenantOpt,
     ValidAtOpt,
     app,
+    check_method,
     config_scope,
     console,
     err_console,
@@ -29,7 +30,6 @@ from evidencedesk.cli.app import (
     print_json,
     scope_flags,
 )
-from evidencedesk.constants import METHODS
 
 if TYPE_CHECKING:
     from evidencedesk import Scope
@@ -83,9 +83,8 @@ def _labels(path: Path) -> list[Any]:
 
 
 def _check(method: str | None, k: int | None, methods: list[str]) -> None:
-    for m in [*([method] if method is not None else []), *methods]:
-        if m not in METHODS:
-            fail(f"--method: unknown method {m!r}; choose from {', '.join(METHODS)}", 2)
+    for m in [method, *methods]:
+        check_method(m)
     if k is not None and k < 1:
         fail(f"--k: must be at least 1, got {k}", 2)
 

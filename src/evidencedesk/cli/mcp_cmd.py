@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from evidencedesk.cli.app import ConfigOpt, StoreOpt, app, fail, load_config
-from evidencedesk.cli.service_open import open_state, service_settings
+from evidencedesk.cli.service_open import AnonymousTenantOpt, KeysOpt, open_state, service_settings
 
 KEY_ENV = "EVIDENCEDESK_API_KEY"
 
@@ -17,10 +16,7 @@ KEY_ENV = "EVIDENCEDESK_API_KEY"
 def mcp(
     store: StoreOpt = None,
     config: ConfigOpt = None,
-    keys: Annotated[
-        Path | None,
-        typer.Option("--keys", help="Service settings YAML (as for serve): API keys and scopes, anonymous access."),
-    ] = None,
+    keys: KeysOpt = None,
     api_key: Annotated[
         str | None,
         typer.Option(
@@ -31,14 +27,7 @@ def mcp(
             "EVIDENCEDESK_API_KEY). Default: no key, the anonymous scope of the keys file.",
         ),
     ] = None,
-    anonymous_tenant: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--anonymous-tenant",
-            help="A tenant the anonymous scope may see (repeatable); needed without a key when the store "
-            "holds several tenants.",
-        ),
-    ] = None,
+    anonymous_tenant: AnonymousTenantOpt = None,
 ) -> None:
     """Serve search, ask and get_chunk as Model Context Protocol tools over stdin/stdout, inside one
     API key's scope (needs the package's mcp extra). Nothing else is written to stdout."""

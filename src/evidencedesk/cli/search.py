@@ -19,6 +19,7 @@ from evidencedesk.cli.app import (
     TenantOpt,
     ValidAtOpt,
     app,
+    check_method,
     config_scope,
     console,
     fail,
@@ -27,7 +28,6 @@ from evidencedesk.cli.app import (
     print_json,
     scope_flags,
 )
-from evidencedesk.constants import METHODS
 
 
 def place(location: dict[str, Any]) -> str:
@@ -82,8 +82,7 @@ def search(
     """Search the stored chunks: only chunks inside the scope are ranked; no result is padded."""
     from evidencedesk.desk import leg_names
 
-    if method is not None and method not in METHODS:
-        fail(f"--method: unknown method {method!r}; choose from {', '.join(METHODS)}", 2)
+    check_method(method)
     if k is not None and k < 1:
         fail(f"--k: must be at least 1, got {k}", 2)
     settings = load_config(config, {"--k": ("retrieval.k", k), **scope_flags(status, audience, lang, tenant)})

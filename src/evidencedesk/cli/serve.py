@@ -18,7 +18,7 @@ from evidencedesk.cli.app import (
     print_json,
     store_label,
 )
-from evidencedesk.cli.service_open import open_state, service_settings
+from evidencedesk.cli.service_open import AnonymousTenantOpt, KeysOpt, open_state, service_settings
 
 
 @app.command()
@@ -27,18 +27,8 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="TCP port.")] = 8000,
     config: ConfigOpt = None,
-    keys: Annotated[
-        Path | None,
-        typer.Option("--keys", help="Service settings YAML: API keys and scopes, anonymous access, ingest root."),
-    ] = None,
-    anonymous_tenant: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--anonymous-tenant",
-            help="A tenant a caller without a key may see (repeat for several); needed when the store holds "
-            "several tenants and anonymous access is on.",
-        ),
-    ] = None,
+    keys: KeysOpt = None,
+    anonymous_tenant: AnonymousTenantOpt = None,
     labels: Annotated[
         Path | None,
         typer.Option(

@@ -4,7 +4,9 @@ the service state over the store, each failing with a message that names the fla
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
+
+import typer
 
 from evidencedesk.cli.app import fail, open_desk, store_label
 
@@ -12,6 +14,19 @@ if TYPE_CHECKING:
     from evidencedesk.config import Settings
     from evidencedesk.server.settings import ServiceSettings
     from evidencedesk.server.state import ServiceState
+
+KeysOpt = Annotated[
+    Path | None,
+    typer.Option("--keys", help="Service settings YAML: API keys and scopes, anonymous access, ingest root."),
+]
+AnonymousTenantOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--anonymous-tenant",
+        help="A tenant a caller without a key may see (repeat for several); needed when the store holds "
+        "several tenants and anonymous access is on.",
+    ),
+]
 
 
 def service_settings(keys: Path | None, anonymous_tenants: list[str] | None) -> ServiceSettings:

@@ -20,7 +20,7 @@ A ratio whose denominator is zero is ``None`` (nothing to measure), never 0 or 1
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evidencedesk.answer.generators.base import Generator
@@ -58,21 +58,7 @@ class AnswerRecord:
     context: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "answerable": self.answerable,
-            "answer": self.answer,
-            "abstained": self.abstained,
-            "correct": self.correct,
-            "gold_in_context": self.gold_in_context,
-            "cell": self.cell,
-            "sentences": self.sentences,
-            "supported": self.supported,
-            "generated": self.generated,
-            "citations_valid": self.citations_valid,
-            "cited": list(self.cited),
-            "context": list(self.context),
-        }
+        return {**asdict(self), "cited": list(self.cited), "context": list(self.context)}
 
 
 def record(label: Label, checked: ValidatedAnswer, trace: Trace, cell: str | None = None) -> AnswerRecord:

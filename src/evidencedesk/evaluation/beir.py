@@ -25,6 +25,7 @@ from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.constants import EMBEDDINGS_FILE
 from evidencedesk.documents import Chunk, Document, Metadata
 from evidencedesk.evaluation.metrics import mean, mrr, ndcg, recall
+from evidencedesk.ingest.json_lines import json_lines
 from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.scope import Scope
 
@@ -56,13 +57,7 @@ def _open_text(path: Path) -> IO[str]:
 
 def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
     with _open_text(path) as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path.name} line {n}: not JSON ({exc.msg})") from None
+        for n, row in json_lines(fh, path.name):
             if not isinstance(row, dict) or "_id" not in row:
                 raise ValueError(f"{path.name} line {n}: expected an object with an _id")
             yield row

@@ -15,7 +15,7 @@ question, no answerable one, or no floor does better than none.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 
@@ -33,13 +33,7 @@ class FloorSuggestion:
     n_unanswerable: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "floor": self.floor,
-            "answerable_kept": self.answerable_kept,
-            "n_answerable": self.n_answerable,
-            "unanswerable_abstained": self.unanswerable_abstained,
-            "n_unanswerable": self.n_unanswerable,
-        }
+        return asdict(self)
 
     def sentence(self, method: str) -> str:
         return (

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -124,15 +124,7 @@ class Label:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "question": self.question,
-            "tags": list(self.tags),
-            "answerable": self.answerable,
-            "gold": [g.to_dict() for g in self.gold],
-            "answer": self.answer,
-            "reason": self.reason,
-        }
+        return {**asdict(self), "tags": list(self.tags), "gold": [g.to_dict() for g in self.gold]}
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ retrieval metrics; they get ``abstain`` instead (1 when the context is empty), c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evidencedesk.documents import Chunk
@@ -59,23 +59,8 @@ class QuestionResult:
         return self.rank is not None and self.rank <= n
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "question": self.question,
-            "tags": list(self.tags),
-            "answerable": self.answerable,
-            "k": self.k,
-            "rank": self.rank,
-            "grades": list(self.grades),
-            "ranking": list(self.ranking),
-            "relevant": dict(self.relevant),
-            "returned": self.returned,
-            "context": list(self.context),
-            "context_words": self.context_words,
-            "metrics": dict(self.metrics),
-            "findings": [f.to_dict() for f in self.findings],
-            "top_score": self.top_score,
-        }
+        """Every field (lists and dicts copied), the tags as a list."""
+        return {**asdict(self), "tags": list(self.tags), "findings": [f.to_dict() for f in self.findings]}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> QuestionResult:

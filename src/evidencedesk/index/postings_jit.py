@@ -135,6 +135,39 @@ def best_rows(
     return select(acc, touched, n, k, tie)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def add_term_tf(
+    indptr: Any,
+    rows: Any,
+    tf: Any,
+    t: int,
+    w: float,
+    k1: float,
+    norms: Any,
+    allowed: Any,
+    use_mask: bool,
+    note: bool,
+    acc: Any,
+    touched: Any,
+    n: int,
+) -> int:
+    """Add the postings of term ``t`` (raw term frequencies, term weight ``w``) to ``acc``, each posting's
+    BM25 score made as NumPy makes it (``saturate(tf, norm, k1) * idf``, in that order). With ``note``,
+    each row reached for the first time is written to ``touched[n]`` and counted: returns the new count.
+    Inlined into both passes over raw term frequencies (full and pruned), so it costs no call."""
+    for p in range(indptr[t], indptr[t + 1]):
+        r = rows[p]
+        if use_mask and not allowed[r]:
+            continue
+        f = np.float64(tf[p])
+        score = saturate_jit(f, norms[r], k1) * w
+        if note and acc[r] == 0.0:  # every posting scores > 0: zero means not reached yet
+            touched[n] = r
+            n += 1
+        acc[r] += score
+    return n
+
+
 @njit(cache=True, nogil=True)
 def best_rows_tf(
     indptr: Any,
@@ -156,19 +189,7 @@ def best_rows_tf(
     dense = dense_pass(indptr, terms, len(norms))
     n = 0
     for j in range(len(terms)):
-        t = terms[j]
-        w = idf[j]
-        for p in range(indptr[t], indptr[t + 1]):
-            r = rows[p]
-            if use_mask and not allowed[r]:
-                continue
-            f = np.float64(tf[p])
-            score = saturate_jit(f, norms[r], k1) * w
-            # the same bookkeeping as best_rows, written out: a shared helper measured 3x slower here
-            if not dense and acc[r] == 0.0:  # every posting scores > 0: zero means not reached yet
-                touched[n] = r
-                n += 1
-            acc[r] += score
+        n = add_term_tf(indptr, rows, tf, terms[j], idf[j], k1, norms, allowed, use_mask, not dense, acc, touched, n)
     if dense:
         n = reached(acc, len(norms), touched)
     return select(acc, touched, n, k, tie)
@@ -271,16 +292,7 @@ def best_rows_tf_pruned(
             if bound[jj] < cut_below(theta):
                 break
         j = order[jj]
-        w = idf[j]
-        for p in range(indptr[terms[j]], indptr[terms[j] + 1]):
-            r = rows[p]
-            if use_mask and not allowed[r]:
-                continue
-            f = np.float64(tf[p])
-            if acc[r] == 0.0:  # every posting scores > 0: zero means not reached yet
-                touched[n] = r
-                n += 1
-            acc[r] += saturate_jit(f, norms[r], k1) * w
+        n = add_term_tf(indptr, rows, tf, terms[j], idf[j], k1, norms, allowed, use_mask, True, acc, touched, n)
         read = jj + 1
     if read == m:
         theta = kth_largest_at(acc, touched, n, k)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 import yaml
 
 from evidencedesk.ingest.errors import IngestError
+from evidencedesk.ingest.json_lines import json_lines
 
 SIDECAR_SUFFIX = ".meta.yaml"
 FOLDER_DEFAULTS = "_meta.yaml"
@@ -93,13 +93,7 @@ def _csv_manifest(text: str, name: str) -> dict[str, dict[str, Any]]:
 
 def _jsonl_manifest(text: str, name: str) -> dict[str, dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{name} line {n}: not JSON ({exc.msg})") from None
+    for n, value in json_lines(text.splitlines(), name):
         if not isinstance(value, dict) or not isinstance(value.get("path"), str):
             raise ValueError(f"{name} line {n}: expected an object with a 'path' string")
         rows[value["path"].strip()] = {k: v for k, v in value.items() if k != "path"}

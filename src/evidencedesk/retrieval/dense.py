@@ -19,6 +19,11 @@ from evidencedesk.retrieval.contextual import index_text
 from evidencedesk.retrieval.scope import Scope
 
 
+def dense_identity(method: str, embedder: Embedder, contextual: bool, ann: bool) -> dict[str, Any]:
+    """What makes two dense indexes over the same chunks interchangeable (in memory or in PostgreSQL)."""
+    return {"method": method, "embedder": embedder.name, "dim": embedder.dim, "contextual": contextual, "ann": ann}
+
+
 class DenseSearcher:
     """Embeds every chunk once (through the cache when ``cache_path`` is given) and searches exactly,
     or through an HNSW graph when ``ann`` is true. The Scope becomes a row mask before any ranking."""
@@ -107,14 +112,7 @@ class DenseSearcher:
         return len(gone)
 
     def identity(self) -> dict[str, Any]:
-        """What makes two dense indexes over the same chunks interchangeable."""
-        return {
-            "method": self.name,
-            "embedder": self.embedder.name,
-            "dim": self.embedder.dim,
-            "contextual": self.contextual,
-            "ann": self.ann,
-        }
+        return dense_identity(self.name, self.embedder, self.contextual, self.ann)
 
     def mask(self, scope: Scope) -> np.ndarray:
         """The rows ``scope`` allows (remembered for the last scope and day until the chunks change)."""

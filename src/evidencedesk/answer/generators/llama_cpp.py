@@ -26,6 +26,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
@@ -100,7 +101,7 @@ class RequestQueue:
 
 
 @dataclass
-class Ticket:
+class Ticket(AbstractContextManager["Ticket"]):
     """A place in a :class:`RequestQueue`; ``release()`` (or leaving its ``with`` block) gives it back, once."""
 
     queue: RequestQueue
@@ -111,9 +112,6 @@ class Ticket:
         if not self._done:
             self._done = True
             self.queue._leave(time.monotonic() - self.since)
-
-    def __enter__(self) -> Ticket:
-        return self
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

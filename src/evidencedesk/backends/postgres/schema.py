@@ -35,6 +35,15 @@ _SCOPE_COLUMNS = """
     valid_from date,
     valid_to date"""
 
+# the metadata of a document and of each of its chunks: the whole mapping, and the scope fields as columns
+_METADATA_COLUMNS = """metadata jsonb NOT NULL,
+    status text NOT NULL,
+    valid_from date,
+    valid_to date,
+    audience text NOT NULL,
+    lang text NOT NULL,
+    tenant text NOT NULL"""
+
 _V1 = f"""
 CREATE TABLE settings (key text PRIMARY KEY, value jsonb NOT NULL);
 CREATE TABLE builds (
@@ -54,13 +63,7 @@ CREATE TABLE documents (
     content_hash text NOT NULL,
     chunking_hash text NOT NULL,
     build_id bigint,
-    metadata jsonb NOT NULL,
-    status text NOT NULL,
-    valid_from date,
-    valid_to date,
-    audience text NOT NULL,
-    lang text NOT NULL,
-    tenant text NOT NULL,
+    {_METADATA_COLUMNS},
     sections jsonb NOT NULL,
     text text NOT NULL,
     first_line integer NOT NULL
@@ -76,13 +79,7 @@ CREATE TABLE chunks (
     last_line integer NOT NULL,
     parent_id text,
     parent_text text,
-    metadata jsonb NOT NULL,
-    status text NOT NULL,
-    valid_from date,
-    valid_to date,
-    audience text NOT NULL,
-    lang text NOT NULL,
-    tenant text NOT NULL,
+    {_METADATA_COLUMNS},
     text_hash text NOT NULL
 );
 CREATE INDEX chunks_doc ON chunks (doc_id, n);

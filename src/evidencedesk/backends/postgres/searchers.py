@@ -29,6 +29,7 @@ from evidencedesk.backends.postgres.store import PgStore
 from evidencedesk.documents import Chunk
 from evidencedesk.index.embedders import Embedder, default_embedder, embed_query
 from evidencedesk.retrieval.candidates import Candidate, ranked
+from evidencedesk.retrieval.dense import dense_identity
 from evidencedesk.retrieval.row_searcher import check_k
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.text.tokenizer import Tokenizer
@@ -294,13 +295,7 @@ class PgDenseSearcher:
         store.ensure_vectors(self.embedder, cache_path, batch_size, self.contextual)
 
     def identity(self) -> dict[str, Any]:
-        return {
-            "method": self.name,
-            "embedder": self.embedder.name,
-            "dim": self.embedder.dim,
-            "contextual": self.contextual,
-            "ann": self.mode == "hnsw",
-        }
+        return dense_identity(self.name, self.embedder, self.contextual, self.mode == "hnsw")
 
     def embed_query(self, query: str) -> np.ndarray:
         return embed_query(self.embedder, query)

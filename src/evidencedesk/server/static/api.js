@@ -7,15 +7,10 @@ export const apiKey = {
   set: (value) => (value ? sessionStorage.setItem(KEY, value) : sessionStorage.removeItem(KEY)),
 };
 
-export async function api(path, body = undefined, accept = "application/json") {
-  const headers = { Accept: accept };
+// fetch() with the API key; a response that is not ok rejects with "STATUS: detail".
+async function request(path, init) {
   const key = apiKey.get();
-  if (key) headers["X-API-Key"] = key;
-  const init = { headers, method: body === undefined ? "GET" : "POST" };
-  if (body !== undefined) {
-    headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
+  if (key) init.headers["X-API-Key"] = key;
   const response = await fetch(path, init);
   if (!response.ok) {
     let detail = response.statusText;
@@ -27,6 +22,17 @@ export async function api(path, body = undefined, accept = "application/json") {
     }
     throw new Error(`${response.status}: ${detail}`);
   }
+  return response;
+}
+
+export async function api(path, body = undefined, accept = "application/json") {
+  const headers = { Accept: accept };
+  const init = { headers, method: body === undefined ? "GET" : "POST" };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await request(path, init);
   return accept === "application/json" ? response.json() : response.text();
 }
 
@@ -34,19 +40,7 @@ export async function api(path, body = undefined, accept = "application/json") {
 // written; resolves with the final ("done") result. An "error" event rejects.
 export async function apiStream(path, body, onDelta) {
   const headers = { Accept: "text/event-stream", "Content-Type": "application/json" };
-  const key = apiKey.get();
-  if (key) headers["X-API-Key"] = key;
-  const response = await fetch(path, { method: "POST", headers, body: JSON.stringify({ ...body, stream: true }) });
-  if (!response.ok) {
-    let detail = response.statusText;
-    try {
-      const data = await response.json();
-      detail = typeof data.detail === "string" ? data.detail : JSON.stringify(data.detail);
-    } catch (_) {
-      /* not JSON */
-    }
-    throw new Error(`${response.status}: ${detail}`);
-  }
+  const response = await request(path, { method: "POST", headers, body: JSON.stringify({ ...body, stream: true }) });
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";
