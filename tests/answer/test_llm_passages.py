@@ -120,19 +120,45 @@ def test_an_uncited_reply_is_cited_with_the_passage_that_supports_it() -> None:
 
 def test_an_uncited_sentence_no_passage_supports_stays_uncited_and_is_dropped() -> None:
     reply = "Refunds reach the original payment method within 5 business days. The staff code is GW-7731."
-    answer, added = cite_supporting(reply, CONTEXT)
-    assert added == ["kc-returns-v3:c1"]
+    answer, added, moved = cite_supporting(reply, CONTEXT)
+    assert added == ["kc-returns-v3:c1"] and moved == []
     assert answer.endswith("The staff code is GW-7731.")  # no passage shown holds that number
     checked = validate(parse_numbered(reply, CONTEXT), CONTEXT, EVERY)
     assert "GW-7731" not in checked.answer and "5 business days" in checked.answer
     assert "cites no chunk" in [s.why for s in checked.flagged]
 
 
-def test_a_reply_that_cites_anything_keeps_the_citations_the_model_wrote() -> None:
+def test_a_citation_that_supports_its_sentence_is_kept_as_written() -> None:
+    reply = "Approved refunds reach the original payment method within 5 business days [2]."
+    generation = parse_numbered(reply, CONTEXT)
+    assert (
+        generation.answer
+        == "Approved refunds reach the original payment method within 5 business days [kc-returns-v3:c1]."
+    )
+    assert "citations_added" not in generation.details and "citations_moved" not in generation.details
+    assert cite_supporting("Nothing here matches.", CONTEXT) == ("Nothing here matches.", [], [])
+
+
+def test_a_wrong_passage_number_is_moved_to_the_passage_that_supports_the_sentence() -> None:
+    # the model wrote [1] (returns) for the refund sentence and nothing after the second one
     reply = "Refunds reach the original payment method within 5 business days [1]. Returns take 30 days."
     generation = parse_numbered(reply, CONTEXT)
-    assert generation.cited == ("kc-returns-v3:c0",) and "citations_added" not in generation.details
-    assert cite_supporting("Nothing here matches.", CONTEXT) == ("Nothing here matches.", [])
+    assert generation.answer == (
+        "Refunds reach the original payment method within 5 business days [kc-returns-v3:c1]. "
+        "Returns take 30 days [kc-returns-v3:c0]."
+    )
+    assert generation.details["citations_moved"] == [{"from": ["kc-returns-v3:c0"], "to": "kc-returns-v3:c1"}]
+    assert generation.details["citations_added"] == ["kc-returns-v3:c0"]
+    checked = validate(generation, CONTEXT, EVERY)
+    assert not checked.abstained and checked.flagged == []
+
+
+def test_a_wrong_number_no_passage_supports_stays_and_validation_drops_it() -> None:
+    reply = "The staff code is GW-7731 [2]. Returns are accepted within 30 days [1]."
+    generation = parse_numbered(reply, CONTEXT)
+    assert generation.answer == reply.replace("[2]", "[kc-returns-v3:c1]").replace("[1]", "[kc-returns-v3:c0]")
+    checked = validate(generation, CONTEXT, EVERY)
+    assert "GW-7731" not in checked.answer and checked.cited == ("kc-returns-v3:c0",)
 
 
 def test_an_insufficient_reply_is_an_abstention() -> None:

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Any
 
-from evidencedesk.answer.citations import cited_ids
+from evidencedesk.answer.citations import cited_ids, segments
 from evidencedesk.answer.context import CONTEXT_CLOSE, CONTEXT_OPEN, neutralise, shown_text
 from evidencedesk.answer.generators.base import Generation
 from evidencedesk.answer.generators.parse import parse_reply
@@ -28,10 +29,11 @@ from evidencedesk.answer.prompt import ABSTAIN_PREFIX
 from evidencedesk.answer.units import split_sentences
 from evidencedesk.answer.validate import check_support
 from evidencedesk.retrieval.candidates import Candidate
-from evidencedesk.text import content_words, share_present
+from evidencedesk.text import content_words, numbers, share_present
 
 PASSAGE_OPEN = "<<<PASSAGE"
 PASSAGE_CLOSE = "<<<END PASSAGE>>>"
+_LEADING_PUNCT = re.compile(r"^[ \t]*([.,;:!?)\]]+)")
 MAX_HELD = 48  # characters held after an open bracket before it is let through as plain text
 
 SYSTEM = f"""You answer a question from numbered passages.
@@ -112,51 +114,91 @@ class CitationNumbers:
         return to_chunk_ids(text, self.ids)
 
 
-def cite_supporting(answer: str, context: list[Candidate]) -> tuple[str, list[str]]:
-    """``answer`` with each sentence followed by the passage that supports it, when the reply cites
-    nothing at all; and the ids so added.
+def _checkable(sentence: str) -> bool:
+    return bool(content_words(sentence) or numbers(sentence))
 
-    Small models often state the answer and forget the ``[n]``. Validation would drop every such
-    sentence, so the reply would read as an abstention although a passage shown states it. Here each
-    sentence gets the shown passage that passes validation's own support check with the largest
-    share of the sentence's content words; a sentence no passage supports stays uncited and is
-    dropped by validation as before. A reply that cites anything is left as the model wrote it.
+
+def _best_support(sentence: str, shown: dict[str, str]) -> str | None:
+    """The shown passage that passes validation's support check for ``sentence`` with the largest share
+    of its content words (the first such, on a tie), or None."""
+    best: tuple[float, str] | None = None
+    for cid, text in shown.items():
+        if check_support(sentence, [text])[0]:
+            share = share_present(content_words(sentence), set(content_words(text)))
+            if best is None or share > best[0]:
+                best = (share, cid)
+    return best[1] if best else None
+
+
+def _cite(sentence: str, ids: tuple[str, ...]) -> str:
+    """``sentence`` with ``[ids]`` before its closing punctuation."""
+    end = len(sentence.rstrip(".!?"))
+    return f"{sentence[:end]} [{', '.join(ids)}]{sentence[end:]}"
+
+
+def cite_supporting(answer: str, context: list[Candidate]) -> tuple[str, list[str], list[dict[str, Any]]]:
+    """``answer`` with each sentence cited by a shown passage that supports it; the ids added to
+    uncited sentences; and the citations moved (``{"from": [...], "to": id}``).
+
+    A small model often states the answer and then forgets the ``[n]``, or writes the wrong number
+    (the one in the prompt's example, or the passage next to the right one). Validation would drop
+    such a sentence, so the reply would read as an abstention although a passage shown states it.
+    Here a sentence that cites nothing, or cites only shown passages none of which supports it, is
+    cited instead by the shown passage that passes validation's own support check with the largest
+    share of its content words. A sentence no shown passage supports keeps what the model wrote and
+    is dropped by validation as before; a stretch that cites anything that was not shown (an id the
+    model made up, or one planted in a passage) is left as written, so validation reports it. An
+    answer that needs no change is returned as it came.
     """
-    if cited_ids(answer) or not context:
-        return answer, []
+    shown = {c.chunk.id: shown_text(c.chunk) for c in context}
     added: list[str] = []
-    parts: list[str] = []
-    for sentence in split_sentences(answer):
-        best: tuple[float, str] | None = None
-        for candidate in context:
-            ok, _, _ = check_support(sentence, [shown_text(candidate.chunk)])
-            if ok:
-                share = share_present(content_words(sentence), set(content_words(shown_text(candidate.chunk))))
-                if best is None or share > best[0]:
-                    best = (share, candidate.chunk.id)
-        if best is None:
-            parts.append(sentence)
+    moved: list[dict[str, Any]] = []
+    out: list[str] = []
+    for seg in segments(answer):
+        lead = _LEADING_PUNCT.match(seg.text)
+        if lead and out:  # "... [id]." : the full stop stays with the sentence before it
+            out[-1] += lead.group(1)
+        body = seg.text[lead.end() if lead and out else 0 :].strip()
+        if not body:
             continue
-        added.append(best[1])
-        end = len(sentence.rstrip(".!?"))
-        parts.append(f"{sentence[:end]} [{best[1]}]{sentence[end:]}")
-    return " ".join(parts), list(dict.fromkeys(added))
+        sentences = split_sentences(body)
+        cited = [shown[c] for c in seg.cited if c in shown]
+        foreign = len(cited) < len(seg.cited)
+        if foreign or (seg.cited and all(check_support(x, cited)[0] for x in sentences if _checkable(x))):
+            out.append(_cite(body, seg.cited) if seg.cited else body)
+            continue
+        for sentence in sentences:
+            best = None
+            if _checkable(sentence) and not (seg.cited and check_support(sentence, cited)[0]):
+                best = _best_support(sentence, shown)
+            if best is None:
+                out.append(_cite(sentence, seg.cited) if seg.cited and _checkable(sentence) else sentence)
+                continue
+            if seg.cited:
+                moved.append({"from": list(seg.cited), "to": best})
+            else:
+                added.append(best)
+            out.append(_cite(sentence, (best,)))
+    if not added and not moved:
+        return answer, [], []
+    return " ".join(out), list(dict.fromkeys(added)), moved
 
 
 def parse_numbered(reply: str, context: list[Candidate]) -> Generation:
-    """A model's whole reply read as :func:`parse_reply` does, after its ``[n]`` became chunk ids; a
-    reply that cites nothing gets the supporting passages' ids (:func:`cite_supporting`, named in
-    ``details["citations_added"]``)."""
+    """A model's whole reply read as :func:`parse_reply` does, after its ``[n]`` became chunk ids; each
+    sentence that cites nothing, or a shown passage that does not support it, is cited by one that
+    does (:func:`cite_supporting`, named in ``details["citations_added"]`` and
+    ``details["citations_moved"]``)."""
     ids = [c.chunk.id for c in context]
     generation = parse_reply(to_chunk_ids(reply, ids))
     if generation.abstained:
         return generation
-    answer, added = cite_supporting(generation.answer, context)
-    if not added:
+    answer, added, moved = cite_supporting(generation.answer, context)
+    if not added and not moved:
         return generation
-    return replace(
-        generation, answer=answer, cited=cited_ids(answer), details={**generation.details, "citations_added": added}
-    )
+    details = {**generation.details, **({"citations_added": added} if added else {})}
+    details.update({"citations_moved": moved} if moved else {})
+    return replace(generation, answer=answer, cited=cited_ids(answer), details=details)
 
 
 __all__ = [
