@@ -6,13 +6,12 @@ candidates each stage saw, so the diagnosis never has to re-run anything.
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from evidencedesk.progress import timed_into
 from evidencedesk.retrieval.candidates import Candidate
 
 
@@ -59,14 +58,9 @@ class Trace:
     findings: list[Finding] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)  # stage -> milliseconds
 
-    @contextmanager
-    def timed(self, stage: str) -> Iterator[None]:
+    def timed(self, stage: str) -> AbstractContextManager[None]:
         """``with trace.timed("retrieval"): ...`` records the stage's wall time in milliseconds."""
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.timings[stage] = self.timings.get(stage, 0.0) + (time.perf_counter() - start) * 1000
+        return timed_into(self.timings, stage, 1000)
 
     def to_dict(self) -> dict[str, Any]:
         return {
