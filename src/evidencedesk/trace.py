@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evidencedesk.progress import timed_into
@@ -24,7 +24,7 @@ class Finding:
     detail: str
 
     def to_dict(self) -> dict[str, str]:
-        return {"stage": self.stage, "label": self.label, "detail": self.detail}
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Dropped:
     detail: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        return {"chunk_id": self.chunk_id, "reason": self.reason, "detail": self.detail}
+        return asdict(self)
 
 
 @dataclass
