@@ -6,7 +6,7 @@ Each has ``to_dict``/``from_dict`` so it can be stored, sent as JSON and read ba
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import date
 from typing import Any
 from urllib.parse import quote
@@ -27,6 +27,12 @@ def _iso(value: date | None) -> str | None:
 
 def _date(value: str | None) -> date | None:
     return date.fromisoformat(value) if value else None
+
+
+def _fields(obj: Any) -> dict[str, Any]:
+    """A dataclass's fields by name, in declaration order, values as they are (``asdict`` would turn the
+    nested dataclasses into dicts its own way, not with their ``to_dict``)."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
 @dataclass(frozen=True)
@@ -116,17 +122,7 @@ class Document:
     first_line: int = 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "path": self.path,
-            "format": self.format,
-            "text": self.text,
-            "content_hash": self.content_hash,
-            "metadata": self.metadata.to_dict(),
-            "sections": [s.to_dict() for s in self.sections],
-            "first_line": self.first_line,
-        }
+        return {**_fields(self), "metadata": self.metadata.to_dict(), "sections": [s.to_dict() for s in self.sections]}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Document:
@@ -215,18 +211,7 @@ class Chunk:
             raise ValueError(f"chunk kind must be one of {', '.join(CHUNK_KINDS)}, got {self.kind!r}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "doc_id": self.doc_id,
-            "text": self.text,
-            "kind": self.kind,
-            "location": self.location.to_dict(),
-            "metadata": self.metadata.to_dict(),
-            "title": self.title,
-            "source": self.source,
-            "parent_id": self.parent_id,
-            "parent_text": self.parent_text,
-        }
+        return {**_fields(self), "location": self.location.to_dict(), "metadata": self.metadata.to_dict()}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Chunk:

@@ -3,13 +3,14 @@ rate and the time left.
 
 A callback is called as ``callback(done, total, label)`` after each step (a file, a block of
 embedded chunks); ``total`` is 0 when unknown. Front ends draw it (the CLI's progress bars) or keep
-its summary (the service's ingest report).
+its summary (the service's ingest report). ``timed_into`` adds up the time spent in named stages.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,3 +53,14 @@ class Meter:
     def summary(self) -> dict[str, Any]:
         return {"count": self.done, "total": self.total, "seconds": round(self.seconds, 3),
                 "per_second": round(self.rate, 2)}  # fmt: skip
+
+
+@contextmanager
+def timed_into(totals: dict[str, float], stage: str, scale: float = 1.0) -> Iterator[None]:
+    """Add the time the ``with`` block takes, in seconds times ``scale`` (1000: milliseconds), to
+    ``totals[stage]``; a block that raises is counted too."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        totals[stage] = totals.get(stage, 0.0) + (time.perf_counter() - start) * scale

@@ -6,13 +6,12 @@ candidates each stage saw, so the diagnosis never has to re-run anything.
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from evidencedesk.progress import timed_into
 from evidencedesk.retrieval.candidates import Candidate
 
 
@@ -25,7 +24,7 @@ class Finding:
     detail: str
 
     def to_dict(self) -> dict[str, str]:
-        return {"stage": self.stage, "label": self.label, "detail": self.detail}
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,7 @@ class Dropped:
     detail: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        return {"chunk_id": self.chunk_id, "reason": self.reason, "detail": self.detail}
+        return asdict(self)
 
 
 @dataclass
@@ -59,14 +58,9 @@ class Trace:
     findings: list[Finding] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)  # stage -> milliseconds
 
-    @contextmanager
-    def timed(self, stage: str) -> Iterator[None]:
+    def timed(self, stage: str) -> AbstractContextManager[None]:
         """``with trace.timed("retrieval"): ...`` records the stage's wall time in milliseconds."""
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.timings[stage] = self.timings.get(stage, 0.0) + (time.perf_counter() - start) * 1000
+        return timed_into(self.timings, stage, 1000)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -46,10 +46,16 @@ class Block:
     section: int = 0
 
     def __post_init__(self) -> None:
-        if self.kind not in BLOCK_KINDS:
-            raise ValueError(f"block kind must be one of {', '.join(BLOCK_KINDS)}, got {self.kind!r}")
-        if not 0 <= self.first <= self.last:
-            raise ValueError(f"block lines: need 0 <= first <= last, got {self.first}..{self.last}")
+        check_kind_and_lines("block", self.kind, BLOCK_KINDS, self.first, self.last)
+
+
+def check_kind_and_lines(what: str, kind: str, kinds: Sequence[str], first: int, last: int) -> None:
+    """ValueError unless ``kind`` is one of ``kinds`` and ``first..last`` are 0-based line indexes in
+    order; ``what`` (``block``, ``piece``) names the object in the message."""
+    if kind not in kinds:
+        raise ValueError(f"{what} kind must be one of {', '.join(kinds)}, got {kind!r}")
+    if not 0 <= first <= last:
+        raise ValueError(f"{what} lines: need 0 <= first <= last, got {first}..{last}")
 
 
 def _heading_title(inline: Token) -> str:

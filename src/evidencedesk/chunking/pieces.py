@@ -6,6 +6,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from evidencedesk.chunking.blocks import check_kind_and_lines
 from evidencedesk.chunking.layout import Layout
 from evidencedesk.documents import CHUNK_KINDS, Chunk, Document, Location, chunk_id
 
@@ -23,10 +24,7 @@ class Piece:
     parent_text: str | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in CHUNK_KINDS:
-            raise ValueError(f"piece kind must be one of {', '.join(CHUNK_KINDS)}, got {self.kind!r}")
-        if not 0 <= self.first <= self.last:
-            raise ValueError(f"piece lines: need 0 <= first <= last, got {self.first}..{self.last}")
+        check_kind_and_lines("piece", self.kind, CHUNK_KINDS, self.first, self.last)
 
 
 def strip_blank_lines(text: str) -> str:

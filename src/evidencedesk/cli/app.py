@@ -1,4 +1,5 @@
-"""The Typer app and the options every command shares (config, store, JSON output, scope).
+"""The Typer app and the helpers every command shares (config, store, JSON output, scope); the options
+several commands share are in ``evidencedesk.cli.options``.
 
 Every command reads the one configuration model, ``evidencedesk.config.Settings`` (``./evidencedesk.yaml``
 or ``--config PATH``); flags given on the command line override the file. Heavy libraries (numpy,
@@ -11,7 +12,7 @@ import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 import typer
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from evidencedesk import Scope
     from evidencedesk.config import Settings
     from evidencedesk.desk import Desk
+
 
 class _Commands(TyperGroup):
     """Runs a command and turns the core's errors into a message on stderr and an exit code
@@ -55,41 +57,6 @@ DEFAULT_STORE = ".evidencedesk"  # Settings.store's default
 # A copy of a library constant for the help texts, kept here so that building the app imports no
 # numerical library; tests/cli/test_config_cli.py checks that it matches its source.
 DEFAULT_MAX_BYTES = 10_000_000  # evidencedesk.ingest.raw.DEFAULT_MAX_BYTES
-
-MethodOpt = Annotated[
-    str | None,
-    typer.Option("--method", help=f"One of {', '.join(METHODS)}. Default: the config's (hybrid of bm25 and dense)."),
-]
-ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", help="evidencedesk.yaml (default: ./evidencedesk.yaml if present).")
-]
-StoreOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--store",
-        help="A store folder (embedded SQLite) or a postgresql://USER@HOST:PORT/DB URL. "
-        "Default: the config's store (.evidencedesk).",
-    ),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
-StatusOpt = Annotated[
-    list[str] | None,
-    typer.Option("--status", help="Allowed document status (repeatable). Default: the config's scope (current)."),
-]
-AudienceOpt = Annotated[
-    list[str] | None,
-    typer.Option("--audience", help="Allowed audience (repeatable). Default: the config's scope (public)."),
-]
-LangOpt = Annotated[
-    list[str] | None, typer.Option("--lang", help="Allowed language (repeatable). Default: the config's scope (any).")
-]
-TenantOpt = Annotated[
-    list[str] | None,
-    typer.Option("--tenant", help="Allowed tenant (repeatable). Default: the config's scope (any)."),
-]
-ValidAtOpt = Annotated[
-    str | None, typer.Option("--valid-at", help="Validity date YYYY-MM-DD, or 'any' to skip the check. Default: today.")
-]
 
 
 def fail(message: str, code: int = 1) -> NoReturn:

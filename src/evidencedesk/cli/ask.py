@@ -11,16 +11,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from evidencedesk.cli import options as opt
 from evidencedesk.cli.app import (
-    AudienceOpt,
-    ConfigOpt,
-    JsonOpt,
-    LangOpt,
-    MethodOpt,
-    StatusOpt,
-    StoreOpt,
-    TenantOpt,
-    ValidAtOpt,
     app,
     check_method,
     config_scope,
@@ -78,9 +70,9 @@ def _print_answer(out: dict[str, Any]) -> None:
 @app.command("ask")
 def ask_command(
     question: Annotated[str, typer.Argument(help="The question.")],
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
-    method: MethodOpt = None,
+    store: opt.Store = None,
+    config: opt.Config = None,
+    method: opt.Method = None,
     k: Annotated[
         int | None, typer.Option("--k", help="Chunks passed on to the context. Default: the config's retrieval.k (5).")
     ] = None,
@@ -125,12 +117,12 @@ def ask_command(
         list[str] | None, typer.Option("--paraphrase", help="Also search this paraphrase (repeatable).")
     ] = None,
     hyde: Annotated[bool, typer.Option("--hyde", help="Search a hypothetical answer from the generator.")] = False,
-    status: StatusOpt = None,
-    audience: AudienceOpt = None,
-    lang: LangOpt = None,
-    tenant: TenantOpt = None,
-    valid_at: ValidAtOpt = None,
-    as_json: JsonOpt = False,
+    status: opt.Status = None,
+    audience: opt.Audience = None,
+    lang: opt.Lang = None,
+    tenant: opt.Tenant = None,
+    valid_at: opt.ValidAt = None,
+    as_json: opt.Json = False,
 ) -> None:
     """Answer a question from the stored documents, citing a chunk after every sentence, or abstain.
 
@@ -209,9 +201,9 @@ def _candidates_table(title: str, rows: list[dict[str, Any]]) -> Table:
 @app.command("trace")
 def trace_command(
     trace_id: Annotated[str, typer.Argument(help="A trace id printed by `evidencedesk ask`.")],
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
-    as_json: JsonOpt = False,
+    store: opt.Store = None,
+    config: opt.Config = None,
+    as_json: opt.Json = False,
 ) -> None:
     """Show a stored trace in full: every stage's input and output, timings and findings."""
     settings = load_config(config)

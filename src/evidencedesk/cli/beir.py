@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from evidencedesk.cli.app import JsonOpt, app, check_method, console, err_console, fail, print_json
+from evidencedesk.cli import options as opt
+from evidencedesk.cli.app import app, check_method, console, err_console, fail, print_json
 from evidencedesk.constants import METHODS
 
 DEFAULT_BEIR_STORES = Path(".evidencedesk-beir")
@@ -43,7 +44,7 @@ def beir(
     fusion: Annotated[
         str | None, typer.Option("--fusion", help="Hybrid fusion: rrf or normalized (default: the settings').")
     ] = None,
-    as_json: JsonOpt = False,
+    as_json: opt.Json = False,
 ) -> None:
     """Score a method on a BEIR dataset; the corpus is stored once and its embeddings cached in the store.
 

@@ -6,14 +6,15 @@ from pathlib import Path
 
 import typer
 
-from evidencedesk.cli.app import ConfigOpt, JsonOpt, app, fail, print_json
+from evidencedesk.cli import options as opt
+from evidencedesk.cli.app import app, fail, print_json
 
 config_app = typer.Typer(help="Inspect the configuration (evidencedesk.yaml).", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 
 
 @config_app.command("show")
-def show(config: ConfigOpt = None, json: JsonOpt = False) -> None:
+def show(config: opt.Config = None, json: opt.Json = False) -> None:
     """Print the effective configuration: the file's values over the defaults, validated."""
     import yaml
 

@@ -9,7 +9,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from evidencedesk.cli.app import ConfigOpt, app, console, fail, load_config, open_desk
+from evidencedesk.cli import options as opt
+from evidencedesk.cli.app import app, console, fail, load_config, open_desk
 
 DEMO_QUESTIONS = (
     ("q03", "the superseded policy allowed 100 km, the current one 20 km"),
@@ -109,7 +110,7 @@ def demo(
             "--store", help="Store for the demo: a folder or a postgresql:// URL. Default: .evidencedesk-demo."
         ),
     ] = None,
-    config: ConfigOpt = None,
+    config: opt.Config = None,
     corpus: Annotated[Path, typer.Option("--corpus", help="Example folder holding docs/ and labels.jsonl.")] = Path(
         "examples/kestrel"
     ),

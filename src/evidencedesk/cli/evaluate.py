@@ -9,16 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
+from evidencedesk.cli import options as opt
 from evidencedesk.cli.app import (
-    AudienceOpt,
-    ConfigOpt,
-    JsonOpt,
-    LangOpt,
-    MethodOpt,
-    StatusOpt,
-    StoreOpt,
-    TenantOpt,
-    ValidAtOpt,
     app,
     check_method,
     config_scope,
@@ -186,9 +178,9 @@ def _print_floor(run: dict[str, Any]) -> None:
 @app.command("eval")
 def eval_command(
     labels_path: LabelsArg,
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
-    method: MethodOpt = None,
+    store: opt.Store = None,
+    config: opt.Config = None,
+    method: opt.Method = None,
     k: KOpt = None,
     floor: FloorOpt = None,
     methods: Annotated[
@@ -196,11 +188,11 @@ def eval_command(
     ] = None,
     html: Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML report.")] = None,
     save: Annotated[bool, typer.Option("--save/--no-save", help="Store the run (default: yes).")] = True,
-    status: StatusOpt = None,
-    audience: AudienceOpt = None,
-    lang: LangOpt = None,
-    tenant: TenantOpt = None,
-    valid_at: ValidAtOpt = None,
+    status: opt.Status = None,
+    audience: opt.Audience = None,
+    lang: opt.Lang = None,
+    tenant: opt.Tenant = None,
+    valid_at: opt.ValidAt = None,
     answers: Annotated[
         bool,
         typer.Option(
@@ -214,7 +206,7 @@ def eval_command(
             "--generator", help="Generator for --answers: extractive, llama-cpp or openai. Default: the config's."
         ),
     ] = None,
-    as_json: JsonOpt = False,
+    as_json: opt.Json = False,
 ) -> None:
     """Score labelled questions: metrics overall and per tag, label counts with and without the filter."""
     others = [m.strip() for m in (methods or "").split(",") if m.strip()]
@@ -248,17 +240,17 @@ def eval_command(
 @app.command()
 def diagnose(
     labels_path: LabelsArg,
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
-    method: MethodOpt = None,
+    store: opt.Store = None,
+    config: opt.Config = None,
+    method: opt.Method = None,
     k: KOpt = None,
     floor: FloorOpt = None,
-    status: StatusOpt = None,
-    audience: AudienceOpt = None,
-    lang: LangOpt = None,
-    tenant: TenantOpt = None,
-    valid_at: ValidAtOpt = None,
-    as_json: JsonOpt = False,
+    status: opt.Status = None,
+    audience: opt.Audience = None,
+    lang: opt.Lang = None,
+    tenant: opt.Tenant = None,
+    valid_at: opt.ValidAt = None,
+    as_json: opt.Json = False,
 ) -> None:
     """List each failing question with its first finding: the stage where the evidence was lost."""
     _check(method, k, [])
@@ -315,12 +307,12 @@ def _load_run(ref: str, store: str | None, config: Path | None) -> dict[str, Any
 def compare(
     run_a: Annotated[str, typer.Argument(help="Baseline: a stored run id or a run JSON file.")],
     run_b: Annotated[str, typer.Argument(help="Candidate: a stored run id or a run JSON file.")],
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
+    store: opt.Store = None,
+    config: opt.Config = None,
     threshold: Annotated[
         float, typer.Option("--threshold", help="Largest allowed drop of any metric on any slice.")
     ] = 0.02,
-    as_json: JsonOpt = False,
+    as_json: opt.Json = False,
 ) -> None:
     """Compare two runs slice by slice; exit 3 when any metric on any slice drops by more than the threshold."""
     from evidencedesk.constants import EXIT_REGRESSED

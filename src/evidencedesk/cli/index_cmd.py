@@ -7,13 +7,14 @@ from typing import Annotated
 
 import typer
 
-from evidencedesk.cli.app import ConfigOpt, JsonOpt, StoreOpt, app, console, fail, load_config, open_desk, print_json
+from evidencedesk.cli import options as opt
+from evidencedesk.cli.app import app, console, fail, load_config, open_desk, print_json
 
 
 @app.command()
 def index(
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
+    store: opt.Store = None,
+    config: opt.Config = None,
     dense: Annotated[bool, typer.Option("--dense/--no-dense", help="Also save the dense vectors.")] = True,
     ann: Annotated[bool, typer.Option("--ann/--exact", help="Build HNSW graphs over the vectors.")] = True,
     rebuild: Annotated[
@@ -22,7 +23,7 @@ def index(
     merge: Annotated[
         bool, typer.Option("--merge", help="Merge every segment into one, dropping deleted rows.")
     ] = False,
-    as_json: JsonOpt = False,
+    as_json: opt.Json = False,
 ) -> None:
     """Write or update <store>/snapshot: segments of BM25 term counts, vectors and HNSW graphs, opened
     memory-mapped by later searches.

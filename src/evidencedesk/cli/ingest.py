@@ -8,19 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from evidencedesk.cli.app import (
-    DEFAULT_MAX_BYTES,
-    ConfigOpt,
-    JsonOpt,
-    StoreOpt,
-    app,
-    console,
-    err_console,
-    fail,
-    load_config,
-    open_desk,
-    print_json,
-)
+from evidencedesk.cli import options as opt
+from evidencedesk.cli.app import DEFAULT_MAX_BYTES, app, console, err_console, fail, load_config, open_desk, print_json
 from evidencedesk.constants import CHUNKERS, UNITS
 
 if TYPE_CHECKING:
@@ -73,8 +62,8 @@ def ingest(
     path: Annotated[
         Path, typer.Argument(help="Folder of documents (.md, .txt, .html, .pdf, .docx, .pptx, .xlsx, .eml).")
     ],
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
+    store: opt.Store = None,
+    config: opt.Config = None,
     chunker: Annotated[
         str | None, typer.Option("--chunker", help=f"One of {', '.join(CHUNKERS)}. Default: the config's (structure).")
     ] = None,
@@ -100,7 +89,7 @@ def ingest(
             "--embed", help="Also compute the dense embeddings now, so the first dense or hybrid query does not."
         ),
     ] = False,
-    as_json: JsonOpt = False,
+    as_json: opt.Json = False,
 ) -> None:
     """Ingest a folder: unchanged files are skipped by hash, changed files re-chunked, removed files dropped."""
     from evidencedesk.cli.waits import Waits

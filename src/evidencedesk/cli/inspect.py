@@ -8,7 +8,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from evidencedesk.cli.app import ConfigOpt, JsonOpt, StoreOpt, app, console, fail, load_config, open_desk, print_json
+from evidencedesk.cli import options as opt
+from evidencedesk.cli.app import app, console, fail, load_config, open_desk, print_json
 
 if TYPE_CHECKING:
     from evidencedesk.documents import Document
@@ -38,7 +39,7 @@ def _summary(doc: Document, n_chunks: int) -> dict[str, Any]:
 
 
 @app.command()
-def docs(store: StoreOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
+def docs(store: opt.Store = None, config: opt.Config = None, as_json: opt.Json = False) -> None:
     """List the stored documents with their metadata and chunk counts."""
     from evidencedesk.cli.app import store_label
 
@@ -75,9 +76,9 @@ def docs_table(rows: list[dict[str, Any]], title: str) -> Table:
 @app.command()
 def chunks(
     doc_id: Annotated[str, typer.Argument(help="Document id (see `evidencedesk docs`).")],
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
-    as_json: JsonOpt = False,
+    store: opt.Store = None,
+    config: opt.Config = None,
+    as_json: opt.Json = False,
 ) -> None:
     """List one document's chunks: id, kind, location and a preview (full text with --json)."""
     from evidencedesk.cli.app import store_label

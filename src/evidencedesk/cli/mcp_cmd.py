@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from evidencedesk.cli.app import ConfigOpt, StoreOpt, app, fail, load_config
+from evidencedesk.cli import options as opt
+from evidencedesk.cli.app import app, fail, load_config
 from evidencedesk.cli.service_open import AnonymousTenantOpt, KeysOpt, open_state, service_settings
 
 KEY_ENV = "EVIDENCEDESK_API_KEY"
@@ -14,8 +15,8 @@ KEY_ENV = "EVIDENCEDESK_API_KEY"
 
 @app.command()
 def mcp(
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
+    store: opt.Store = None,
+    config: opt.Config = None,
     keys: KeysOpt = None,
     api_key: Annotated[
         str | None,

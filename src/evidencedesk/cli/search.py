@@ -8,16 +8,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from evidencedesk.cli import options as opt
 from evidencedesk.cli.app import (
-    AudienceOpt,
-    ConfigOpt,
-    JsonOpt,
-    LangOpt,
-    MethodOpt,
-    StatusOpt,
-    StoreOpt,
-    TenantOpt,
-    ValidAtOpt,
     app,
     check_method,
     config_scope,
@@ -63,21 +55,21 @@ def _table(rows: list[dict[str, Any]], title: str, legs: list[str]) -> Table:
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="The question or keywords.")],
-    method: MethodOpt = None,
+    method: opt.Method = None,
     k: Annotated[
         int | None, typer.Option("--k", help="How many results. Default: the config's retrieval.k (5).")
     ] = None,
     legs: Annotated[
         str | None, typer.Option("--legs", help="Hybrid legs, comma-separated (default: the config's, bm25,dense).")
     ] = None,
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
-    status: StatusOpt = None,
-    audience: AudienceOpt = None,
-    lang: LangOpt = None,
-    tenant: TenantOpt = None,
-    valid_at: ValidAtOpt = None,
-    as_json: JsonOpt = False,
+    store: opt.Store = None,
+    config: opt.Config = None,
+    status: opt.Status = None,
+    audience: opt.Audience = None,
+    lang: opt.Lang = None,
+    tenant: opt.Tenant = None,
+    valid_at: opt.ValidAt = None,
+    as_json: opt.Json = False,
 ) -> None:
     """Search the stored chunks: only chunks inside the scope are ranked; no result is padded."""
     from evidencedesk.desk import leg_names

@@ -7,26 +7,17 @@ from typing import Annotated
 
 import typer
 
-from evidencedesk.cli.app import (
-    ConfigOpt,
-    JsonOpt,
-    StoreOpt,
-    app,
-    console,
-    fail,
-    load_config,
-    print_json,
-    store_label,
-)
+from evidencedesk.cli import options as opt
+from evidencedesk.cli.app import app, console, fail, load_config, print_json, store_label
 from evidencedesk.cli.service_open import AnonymousTenantOpt, KeysOpt, open_state, service_settings
 
 
 @app.command()
 def serve(
-    store: StoreOpt = None,
+    store: opt.Store = None,
     host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="TCP port.")] = 8000,
-    config: ConfigOpt = None,
+    config: opt.Config = None,
     keys: KeysOpt = None,
     anonymous_tenant: AnonymousTenantOpt = None,
     labels: Annotated[
@@ -38,7 +29,7 @@ def serve(
         ),
     ] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "info",
-    as_json: JsonOpt = False,
+    as_json: opt.Json = False,
 ) -> None:
     """Serve search, ask, ingest, eval, traces and metrics over HTTP, and the lab at /."""
     from evidencedesk.errors import ConfigError

@@ -17,9 +17,8 @@ manifest names (``Segment(..., deleted=...)``), and leave it only when it is mer
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, nullcontext
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from evidencedesk.index.bm25_segment import SegmentBM25, save_segment_bm25
 from evidencedesk.index.counts import TermCounts
 from evidencedesk.index.dense import DenseIndex
 from evidencedesk.index.string_table import StringTable, load_mapped, write_strings
+from evidencedesk.progress import timed_into
 from evidencedesk.retrieval.contextual import index_text
 from evidencedesk.retrieval.rows import COLUMNS, RowMasks, id_ranks
 from evidencedesk.retrieval.scope import Scope
@@ -52,14 +52,8 @@ class Clock:
     def __init__(self, totals: dict[str, float] | None) -> None:
         self.totals = totals
 
-    @contextmanager
-    def __call__(self, stage: str) -> Iterator[None]:
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            if self.totals is not None:
-                self.totals[stage] = self.totals.get(stage, 0.0) + time.perf_counter() - start
+    def __call__(self, stage: str) -> AbstractContextManager[None]:
+        return timed_into(self.totals, stage) if self.totals is not None else nullcontext()
 
     def each(self, stage: str, items: Iterable[Any]) -> Iterator[Any]:
         """Iterate ``items``, counting the time spent producing each one (e.g. reading the store)."""
