@@ -31,7 +31,8 @@ from evidencedesk.text import STOPWORDS, content_words, numbers, share_present, 
 from evidencedesk.trace import Finding
 
 MIN_SHARE = 0.6
-_LEADING_PUNCT = re.compile(r"^[ \t]*([.,;:!?)\]]+)")
+# punctuation that opens a stretch of answer text and belongs to the sentence before the citation
+LEADING_PUNCT = re.compile(r"^[ \t]*([.,;:!?)\]]+)")
 SHOWN, NOT_SHOWN, UNKNOWN = "shown", "not_shown", "unknown"
 
 
@@ -112,7 +113,8 @@ def check_support(sentence: str, texts: Iterable[str], min_share: float = MIN_SH
     return True, f"all numbers and {share:.0%} of content words found", []
 
 
-def _checkable(sentence: str) -> bool:
+def checkable(sentence: str) -> bool:
+    """Whether ``sentence`` has a content word or a number to check against its citations."""
     return bool(content_words(sentence) or numbers(sentence))
 
 
@@ -148,13 +150,13 @@ def validate(
     last_kept = False
     for seg in segments(raw):
         usable = tuple(cid for cid in seg.cited if status.get(cid) == SHOWN)
-        lead = _LEADING_PUNCT.match(seg.text)
+        lead = LEADING_PUNCT.match(seg.text)
         if lead and last_kept:  # punctuation after a citation ("... [id].") stays with the sentence before it
             kept_parts[-1] += lead.group(1)
         last_kept = False
         kept: list[str] = []
         for sentence in split_sentences(seg.text[lead.end() if lead else 0 :]):
-            if not _checkable(sentence):
+            if not checkable(sentence):
                 if any(ch.isalnum() for ch in sentence):
                     checks.append(SentenceCheck(sentence, seg.cited, True, "nothing to check"))
                     kept.append(sentence)
@@ -181,7 +183,7 @@ def validate(
                         f"{sentence!r} is not supported by {', '.join(usable)}: {why}",
                     )
                 )
-        if any(_checkable(s) for s in kept):
+        if any(checkable(s) for s in kept):
             sep = "\n" if "\n" in seg.text.strip() else " "
             kept_parts.append(sep.join(kept) + " " + " ".join(f"[{c}]" for c in usable))
             kept_ids.update(dict.fromkeys(usable))
@@ -225,6 +227,7 @@ def enforce(checked: ValidatedAnswer, on_unsupported: str = DROP) -> ValidatedAn
 __all__ = [
     "ABSTAIN",
     "DROP",
+    "LEADING_PUNCT",
     "MIN_SHARE",
     "ON_UNSUPPORTED",
     "enforce",
@@ -234,5 +237,6 @@ __all__ = [
     "SentenceCheck",
     "ValidatedAnswer",
     "check_support",
+    "checkable",
     "validate",
 ]

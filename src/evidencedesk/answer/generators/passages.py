@@ -27,13 +27,12 @@ from evidencedesk.answer.generators.base import Generation
 from evidencedesk.answer.generators.parse import parse_reply
 from evidencedesk.answer.prompt import ABSTAIN_PREFIX
 from evidencedesk.answer.units import split_sentences
-from evidencedesk.answer.validate import check_support
+from evidencedesk.answer.validate import LEADING_PUNCT, check_support, checkable
 from evidencedesk.retrieval.candidates import Candidate
-from evidencedesk.text import content_words, numbers, share_present
+from evidencedesk.text import content_words, share_present
 
 PASSAGE_OPEN = "<<<PASSAGE"
 PASSAGE_CLOSE = "<<<END PASSAGE>>>"
-_LEADING_PUNCT = re.compile(r"^[ \t]*([.,;:!?)\]]+)")
 MAX_HELD = 48  # characters held after an open bracket before it is let through as plain text
 
 SYSTEM = f"""You answer a question from numbered passages.
@@ -114,10 +113,6 @@ class CitationNumbers:
         return to_chunk_ids(text, self.ids)
 
 
-def _checkable(sentence: str) -> bool:
-    return bool(content_words(sentence) or numbers(sentence))
-
-
 def _best_support(sentence: str, shown: dict[str, str]) -> str | None:
     """The shown passage that passes validation's support check for ``sentence`` with the largest share
     of its content words (the first such, on a tie), or None."""
@@ -155,7 +150,7 @@ def cite_supporting(answer: str, context: list[Candidate]) -> tuple[str, list[st
     moved: list[dict[str, Any]] = []
     out: list[str] = []
     for seg in segments(answer):
-        lead = _LEADING_PUNCT.match(seg.text)
+        lead = LEADING_PUNCT.match(seg.text)
         if lead and out:  # "... [id]." : the full stop stays with the sentence before it
             out[-1] += lead.group(1)
         body = seg.text[lead.end() if lead and out else 0 :].strip()
@@ -164,15 +159,15 @@ def cite_supporting(answer: str, context: list[Candidate]) -> tuple[str, list[st
         sentences = split_sentences(body)
         cited = [shown[c] for c in seg.cited if c in shown]
         foreign = len(cited) < len(seg.cited)
-        if foreign or (seg.cited and all(check_support(x, cited)[0] for x in sentences if _checkable(x))):
+        if foreign or (seg.cited and all(check_support(x, cited)[0] for x in sentences if checkable(x))):
             out.append(_cite(body, seg.cited) if seg.cited else body)
             continue
         for sentence in sentences:
             best = None
-            if _checkable(sentence) and not (seg.cited and check_support(sentence, cited)[0]):
+            if checkable(sentence) and not (seg.cited and check_support(sentence, cited)[0]):
                 best = _best_support(sentence, shown)
             if best is None:
-                out.append(_cite(sentence, seg.cited) if seg.cited and _checkable(sentence) else sentence)
+                out.append(_cite(sentence, seg.cited) if seg.cited and checkable(sentence) else sentence)
                 continue
             if seg.cited:
                 moved.append({"from": list(seg.cited), "to": best})
