@@ -75,7 +75,9 @@ def test_pptx_slides_become_sections_with_their_slide_as_page() -> None:
     assert [(s.heading_path, s.page) for s in doc.sections] == [(("Revenue grew",), 1), (("Regional figures",), 2)]
     chunks = chunk_document(doc, ChunkingConfig())
     table = next(c for c in chunks if c.kind == "table")
-    assert table.location.pages == (2,) and table.text.startswith("| Region | Revenue | Growth |")
+    # the slide's title travels with its table instead of making a chunk of its own
+    assert table.location.pages == (2,) and table.text.startswith("# Regional figures\n\n| Region | Revenue | Growth |")
+    assert not any(c.text == "# Regional figures" for c in chunks)
 
 
 def test_xlsx_sheets_become_tables_that_repeat_their_header_row() -> None:
@@ -90,7 +92,8 @@ def test_xlsx_sheets_become_tables_that_repeat_their_header_row() -> None:
     chunks = [c for c in chunk_document(doc, ChunkingConfig(size=40)) if c.kind == "table"]
     prices = [c for c in chunks if c.location.heading_path == ("Prices",)]
     assert len(prices) > 1
-    assert all(c.text.startswith("| Item | Price | Valid from |\n| --- |") for c in prices)
+    # every piece opens with the sheet's name, then the header row
+    assert all(c.text.startswith("# Prices\n\n| Item | Price | Valid from |\n| --- |") for c in prices)
     assert any("| part-59 | 69 | 2024-01-04 |" in c.text for c in prices)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from evidencedesk.chunking.blocks import paged
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.chunking.layout import Layout
 from evidencedesk.chunking.pieces import Piece, strip_blank_lines, to_chunks
@@ -27,7 +28,7 @@ def chunk_parent_child(doc: Document, config: ChunkingConfig) -> list[Chunk]:
     """Child chunks with their parent's id and text (see the module docstring)."""
     layout = Layout.of(doc)
     children: list[Piece] = []
-    for n, (blocks, pieces) in enumerate(structure_sections(layout, config)):
+    for n, (blocks, pieces) in enumerate(structure_sections(layout, config, paged(doc))):
         start, end = layout.span(blocks[0].first, blocks[-1].last)
         parent_text = strip_blank_lines(doc.text[start:end])
         children.extend(replace(p, parent_id=parent_id(doc.id, n), parent_text=parent_text) for p in pieces)

@@ -8,13 +8,19 @@ piece starts with the table's header row and separator row (a continued piece's 
 first row's line). A code block is one chunk whatever its length, line breaks kept. Every chunk is
 one kind: ``text``, ``table`` or ``code``. Text keeps the source's line breaks in either unit.
 Overlap is ignored. A heading directly followed by a table or code block is a short text chunk.
+
+A paged document (a PDF) is chunked so that every chunk holds content (see :mod:`.attach`): the
+headings and short caption lines ("($ in millions)", "Three Months Ended March 31,") directly above a
+table open every piece of that table, and a chunk that would hold nothing but headings is joined to
+the chunk after it (the last one of a document to the chunk before it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evidencedesk.chunking.blocks import Block, group_sections
+from evidencedesk.chunking.attach import attach_headings, caption_blocks
+from evidencedesk.chunking.blocks import Block, group_sections, paged
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.chunking.layout import Layout
 from evidencedesk.chunking.pieces import Piece, span_piece, to_chunks
@@ -30,12 +36,15 @@ def _text_pieces(layout: Layout, blocks: Sequence[Block], config: ChunkingConfig
     return [p for p in (span_piece(layout, a, b, "text") for a, b in spans) if p is not None]
 
 
-def _table_pieces(layout: Layout, block: Block, config: ChunkingConfig) -> list[Piece]:
+def _table_pieces(layout: Layout, block: Block, config: ChunkingConfig, caption: Sequence[Block] = ()) -> list[Piece]:
+    """The pieces of a table, each opening with ``caption`` (blocks just above the table) when given."""
     lines = layout.lines
     path = block.heading_path
+    top = caption[0].first if caption else block.first
+    above = [line for b in caption for line in (layout.text[slice(*layout.span(b.first, b.last))], "")]
     whole = "\n".join(lines[block.first : block.last + 1])
     if block.last - block.first < 2 or measure(whole, config.unit) <= config.size:
-        return [Piece(whole, "table", block.first, block.last, path)]
+        return [Piece("\n".join([*above, whole]), "table", top, block.last, path)]
     head = [lines[block.first], lines[block.first + 1]]
     groups: list[list[int]] = [[]]
     for row in range(block.first + 2, block.last + 1):
@@ -45,26 +54,32 @@ def _table_pieces(layout: Layout, block: Block, config: ChunkingConfig) -> list[
         groups[-1].append(row)
     pieces = []
     for n, rows in enumerate(groups):
-        text = "\n".join(head + [lines[i] for i in rows])
-        pieces.append(Piece(text, "table", block.first if n == 0 else rows[0], rows[-1], path))
+        text = "\n".join(above + head + [lines[i] for i in rows])
+        pieces.append(Piece(text, "table", top if n == 0 else rows[0], rows[-1], path))
     return pieces
 
 
-def section_structure(layout: Layout, blocks: Sequence[Block], config: ChunkingConfig) -> list[Piece]:
-    """The structure pieces of one section's blocks, in order."""
+def section_structure(
+    layout: Layout, blocks: Sequence[Block], config: ChunkingConfig, captions: bool = False
+) -> list[Piece]:
+    """The structure pieces of one section's blocks, in order; with ``captions``, the headings and short
+    lines just above a table open each of its pieces instead of making a text piece of their own."""
     pieces: list[Piece] = []
     pending: list[Block] = []
     for block in [*blocks, None]:
         if block is not None and block.kind in ("heading", "text"):
             pending.append(block)
             continue
+        caption: list[Block] = []
+        if captions and block is not None and block.kind == "table":
+            pending, caption = caption_blocks(layout, pending)
         if pending:
             pieces.extend(_text_pieces(layout, pending, config))
             pending = []
         if block is None:
             break
         if block.kind == "table":
-            pieces.extend(_table_pieces(layout, block, config))
+            pieces.extend(_table_pieces(layout, block, config, caption))
         else:
             piece = span_piece(layout, *layout.block_span(block), "code")
             if piece is not None:
@@ -72,12 +87,17 @@ def section_structure(layout: Layout, blocks: Sequence[Block], config: ChunkingC
     return pieces
 
 
-def structure_sections(layout: Layout, config: ChunkingConfig) -> list[tuple[list[Block], list[Piece]]]:
-    """Each section's blocks with its structure pieces, in document order."""
-    return [(blocks, section_structure(layout, blocks, config)) for blocks in group_sections(layout.blocks)]
+def structure_sections(
+    layout: Layout, config: ChunkingConfig, captions: bool = False
+) -> list[tuple[list[Block], list[Piece]]]:
+    """Each section's blocks with its structure pieces, in document order (``captions``: see ``section_structure``)."""
+    return [(blocks, section_structure(layout, blocks, config, captions)) for blocks in group_sections(layout.blocks)]
 
 
 def chunk_structure(doc: Document, config: ChunkingConfig) -> list[Chunk]:
     """Structure-aware chunks (see the module docstring)."""
     layout = Layout.of(doc)
-    return to_chunks(doc, [p for _, pieces in structure_sections(layout, config) for p in pieces])
+    if not paged(doc):
+        return to_chunks(doc, [p for _, pieces in structure_sections(layout, config) for p in pieces])
+    pieces = [p for _, found in structure_sections(layout, config, captions=True) for p in found]
+    return to_chunks(doc, attach_headings(pieces, config.size, config.unit))

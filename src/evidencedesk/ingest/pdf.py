@@ -27,7 +27,7 @@ from evidencedesk.ingest.pdf_lines import Line, document_lines
 from evidencedesk.ingest.raw import content_hash
 from evidencedesk.ingest.sections import first_title, headings, sections
 
-READER_VERSION = "pdfium-layout-3"  # part of the content hash: a new reading re-indexes stored PDFs
+READER_VERSION = "pdfium-layout-4"  # part of the content hash: a new reading re-indexes stored PDFs
 _PDF_DATE = re.compile(r"^D?:?(\d{4})(\d{2})?(\d{2})?")
 _WORD = re.compile(r"[^\W\d_]{3}")  # a title without a word of three letters (a filing number) says nothing
 _JUNK_TITLE = re.compile(r"^(untitled|microsoft word|document\d*$|\S+\.(docx?|pdf|indd|htm)$)", re.IGNORECASE)

@@ -13,8 +13,13 @@
   nor a form's check-box line ("o TRANSITION REPORT PURSUANT TO ..."). Heading levels follow the font
   size, larger first, so heading paths nest.
 - Tables: runs of lines ending in two or more figures (amounts, percentages, years, dashes), with
-  label-only lines between them, become GFM pipe tables whose first row is the header; a line of
-  figures alone is the continuation of the label above it.
+  label-only lines between them (a wrapped label, or a group label such as "Current assets:"), become
+  GFM pipe tables whose first row is the header; a line of figures alone is the continuation of the
+  label above it. A table that opens a page without a header of its own (its first row is a labelled
+  row of figures) and has as many columns as the table that closed the page before continues that
+  table: it gets that table's header row.
+- Footnote markers: a paragraph that is nothing but a run of markers ("1,2,5 2,5 3,5", "(1)", "* * *")
+  annotates nothing once set apart from its figures, and is dropped.
 
 The result is Markdown text (one line per paragraph, blank lines between blocks) and, for every
 line of that text, the 1-based page it came from.
@@ -37,6 +42,8 @@ _FILLER = {"—", "–", "-", "$", "%", "n/a", "N/A", "NM", "nm", "*", "€", "�
 _BULLET = re.compile(r"^([•●▪◦■□‣∙·*]|\(?[a-z0-9]{1,3}\)|\d{1,2}\.\s)")
 _TERMINAL = ".!?:;)\"'”’"
 _MARKDOWN_START = re.compile(r"^(#|```|~~~|[=]{3,}\s*$|[-*_]{3,}\s*$)")
+_MARKERS = re.compile(r"^(\(?\d{1,2}[*†‡§]?\)?[,\s]*|\(?[a-z]\)[,\s]*|[*†‡§]+[,\s]*)+$")
+CONTINUED_AFTER = 3  # blocks (footnotes, a "continued" line) that may follow a table continued on the next page
 
 
 def _key(text: str) -> str:
@@ -145,8 +152,9 @@ def _table_spans(lines: Sequence[Line]) -> list[tuple[int, int]]:
                 j += 1
                 continue
             text = lines[j].text
-            if len(text.split()) <= 14 and not _ends_sentence(text) and j + 1 < len(lines) and j - end <= 2:
-                j += 1  # a label-only line inside the table (a caption row or a wrapped label)
+            label = not _ends_sentence(text) or text.endswith(":")
+            if len(text.split()) <= 14 and label and j + 1 < len(lines) and j - end <= 2:
+                j += 1  # a label-only line inside the table (a group label or a wrapped label)
                 continue
             break
         if n_rows >= 2:
@@ -173,10 +181,31 @@ def page_blocks(lines: Sequence[Line], body_size: float, body_bold: bool, right:
         else:
             blocks.append(Block("text", line.page, [line], line.text))
         i += 1
+    blocks = [b for b in blocks if b.kind != "text" or not _MARKERS.match(b.text)]
     for block in blocks:
         if block.kind == "text" and _looks_heading(block, body_size, body_bold):
             block.kind = "heading"
     return blocks
+
+
+def _has_header(table: Block) -> bool:
+    """True when the table's first row is a header: no label, or a label without figures beside it."""
+    first = table.rows[0]
+    return not first[0].strip() or not any(any(ch.isdigit() for ch in cell) for cell in first[1:])
+
+
+def continue_table(before: Sequence[Block], found: Sequence[Block]) -> None:
+    """Give the first table of a page (``found``) the header row of the last table of the page before
+    (``before``) when it continues that table (see the module docstring)."""
+    last = next((n for n in range(len(before) - 1, -1, -1) if before[n].kind == "table"), None)
+    first = next((n for n, b in enumerate(found) if b.kind == "table"), None)
+    if last is None or first is None or len(before) - 1 - last > CONTINUED_AFTER:
+        return
+    if any(b.kind != "heading" and len(b.text.split()) > 14 for b in found[:first]):
+        return  # prose above it: a table of its own
+    prev, table = before[last], found[first]
+    if len(prev.rows[0]) == len(table.rows[0]) and not _has_header(table) and _has_header(prev):
+        table.rows.insert(0, list(prev.rows[0]))
 
 
 def _continues(prev: Line, line: Line, text: str, right: float) -> bool:
@@ -258,6 +287,7 @@ def layout(pages: list[list[Line]]) -> tuple[str, list[int], str | None]:
                 last.text = _join(last.text, head.text)
                 last.lines.extend(head.lines)
                 found = found[1:]
+        continue_table(blocks, found)
         blocks.extend(found)
     levels = _levels(blocks)
     headings = [b for b in blocks if b.kind == "heading"]
