@@ -164,3 +164,52 @@ def test_a_check_box_line_of_a_cover_is_never_a_heading() -> None:
     cover = next(c for c in chunks if "Commission file number" in c.text)
     assert cover.location.heading_path == ("UNITED STATES SECURITIES AND EXCHANGE COMMISSION",)
     assert not any(h[:2] in ("o ", "x ") for c in chunks for h in c.location.heading_path)
+
+
+def _statement() -> bytes:
+    """A balance sheet whose table runs onto a second page without repeating its header row, with a group
+    label ("Current assets:") between its rows and a line of footnote markers under a paragraph."""
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", style="B", size=16)
+    pdf.text(72, 80, "Condensed Balance Sheets")
+    pdf.set_font("Helvetica", size=10)
+    for n, y in enumerate(range(110, 180, 13)):
+        pdf.text(72, y, f"Cash and inventories are stated at cost and line {n} of this note says so plainly.")
+    pdf.text(72, 190, "1,2,5 2,5 3,5")
+    rows = [("", "2023", "2022"), ("Cash", "837", "775"), ("Current assets:", "", ""),
+            ("Inventories", "1,205", "1,114"), ("Goodwill", "5,281", "5,285")]  # fmt: skip
+    more = [("Deferred tax assets", "129", "130"), ("Total assets", "9,000", "8,800")]
+    for page_rows, top in ((rows, 230), (more, 80)):
+        if top == 80:
+            pdf.add_page()
+            pdf.set_font("Helvetica", size=10)
+        y = top
+        for label, a, b in page_rows:
+            pdf.text(72, y, label)
+            pdf.text(360, y, a)
+            pdf.text(450, y, b)
+            y += 14
+    pdf.text(72, 140, "Deferred tax assets are reviewed every year for their recoverability in full.")
+    return bytes(pdf.output())
+
+
+def test_a_group_label_stays_inside_its_table_and_marker_runs_are_dropped() -> None:
+    doc = parse_pdf(_statement(), "statement.pdf")
+    lines = doc.text.split("\n")
+    cash = lines.index("| Cash | 837 | 775 |")
+    assert lines[cash + 1 : cash + 4] == ["| Current assets: |  |  |", "| Inventories | 1,205 | 1,114 |",
+                                          "| Goodwill | 5,281 | 5,285 |"]  # fmt: skip
+    assert "1,2,5" not in doc.text
+
+
+def test_a_table_continued_on_the_next_page_gets_its_header_row() -> None:
+    doc = parse_pdf(_statement(), "statement.pdf")
+    lines = doc.text.split("\n")
+    deferred = lines.index("| Deferred tax assets | 129 | 130 |")
+    assert lines[deferred - 2 : deferred] == ["|  | 2023 | 2022 |", "| --- | --- | --- |"]
+    chunks = chunk_document(doc, ChunkingConfig("structure", size=120))
+    second = next(c for c in chunks if "Deferred tax assets | 129" in c.text)
+    assert second.kind == "table" and second.location.pages == (2,)
+    assert second.text.startswith("|  | 2023 | 2022 |\n| --- | --- | --- |\n| Deferred tax assets")
