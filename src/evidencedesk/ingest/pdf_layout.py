@@ -15,9 +15,10 @@
 - Tables: runs of lines ending in two or more figures (amounts, percentages, years, dashes), with
   label-only lines between them (a wrapped label, or a group label such as "Current assets:"), become
   GFM pipe tables whose first row is the header; a line of figures alone is the continuation of the
-  label above it. A table that opens a page without a header of its own (its first row is a labelled
-  row of figures) and has as many columns as the table that closed the page before continues that
-  table: it gets that table's header row.
+  label above it. A table without a header of its own (its first row is a labelled row of figures)
+  continues the table before it when that one has as many columns and a header, and either closed the
+  page before (this table opening the page) or lies on the same page at most two blocks above, with no
+  heading between (a long wrapped label, a note): it gets that table's header row.
 - Footnote markers: a paragraph that is nothing but a run of markers ("1,2,5 2,5 3,5", "(1)", "* * *")
   annotates nothing once set apart from its figures, and is dropped.
 
@@ -188,10 +189,13 @@ def page_blocks(lines: Sequence[Line], body_size: float, body_bold: bool, right:
     return blocks
 
 
+_YEAR = re.compile(r"^(FY|Q[1-4]\s?)?(19|20)\d{2}$")
+
+
 def _has_header(table: Block) -> bool:
-    """True when the table's first row is a header: no label, or a label without figures beside it."""
+    """True when the table's first row is a header: no label, or beside its label no figure but years."""
     first = table.rows[0]
-    return not first[0].strip() or not any(any(ch.isdigit() for ch in cell) for cell in first[1:])
+    return not first[0].strip() or all(_YEAR.match(c) or not any(ch.isdigit() for ch in c) for c in first[1:])
 
 
 def continue_table(before: Sequence[Block], found: Sequence[Block]) -> None:
@@ -203,7 +207,24 @@ def continue_table(before: Sequence[Block], found: Sequence[Block]) -> None:
         return
     if any(b.kind != "heading" and len(b.text.split()) > 14 for b in found[:first]):
         return  # prose above it: a table of its own
-    prev, table = before[last], found[first]
+    _carry_header(before[last], found[first])
+
+
+def continue_tables(blocks: Sequence[Block]) -> None:
+    """Give each table of one page without a header the header of the table just above it (see the
+    module docstring)."""
+    for n, table in enumerate(blocks):
+        if table.kind != "table":
+            continue
+        for k in range(n - 1, max(-1, n - 4), -1):
+            if blocks[k].kind == "heading":
+                break
+            if blocks[k].kind == "table":
+                _carry_header(blocks[k], table)
+                break
+
+
+def _carry_header(prev: Block, table: Block) -> None:
     if len(prev.rows[0]) == len(table.rows[0]) and not _has_header(table) and _has_header(prev):
         table.rows.insert(0, list(prev.rows[0]))
 
@@ -288,6 +309,7 @@ def layout(pages: list[list[Line]]) -> tuple[str, list[int], str | None]:
                 last.lines.extend(head.lines)
                 found = found[1:]
         continue_table(blocks, found)
+        continue_tables(found)
         blocks.extend(found)
     levels = _levels(blocks)
     headings = [b for b in blocks if b.kind == "heading"]
