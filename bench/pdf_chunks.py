@@ -13,7 +13,8 @@ chunker: structure, 120 words); no search index is built. The rule:
   its first column: only labels, nothing in it answers a question about a figure.
 
 Prints the counts, their share of all chunks, the counts per filing and up to --examples examples of
-each; ``--json`` writes the figures to a file.
+each, and rewrites its section of bench/RESULTS.md (--no-append to skip); ``--json`` writes the figures
+to a file.
 """
 
 from __future__ import annotations
@@ -21,15 +22,21 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import sys
 from collections import Counter
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from evidencedesk.chunking import chunk_document
 from evidencedesk.config import Settings
 from evidencedesk.documents import Chunk
 from evidencedesk.ingest.pdf import parse_pdf
+from machine_info import write_section
+
+REPO = Path(__file__).resolve().parents[1]
+SECTION = "## FinanceBench filings: chunks that hold nothing but headings"
 
 _HEADING = re.compile(r"^#{1,6}(\s|$)")
 _PAGE_NUMBER = re.compile(r"^(page\s+)?[-–—]?\s*(\d{1,4}|[ivxlcdm]{1,6})\s*[-–—]?(\s+of\s+\d{1,4})?$", re.IGNORECASE)
@@ -88,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="comma-separated filing names (file stems)")
     ap.add_argument("--examples", type=int, default=15)
     ap.add_argument("--json", type=Path, default=None, help="write the counts here")
+    ap.add_argument("--results", type=Path, default=REPO / "bench" / "RESULTS.md")
+    ap.add_argument("--no-append", action="store_true", help="print only; do not rewrite RESULTS.md")
     args = ap.parse_args(argv)
     files = sorted((args.data / "pdfs").glob("*.pdf"))
     if args.only:
@@ -119,6 +128,22 @@ def main(argv: list[str] | None = None) -> int:
             print("  " + json.dumps(text[:160]))
     if args.json:
         args.json.write_text(json.dumps(found, indent=1), encoding="utf-8")
+    if not args.no_append:
+        command = shlex.join(argv if argv is not None else sys.argv[1:])
+        section = [
+            f"{SECTION} ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)",
+            "",
+            f"Command: `python bench/pdf_chunks.py {command}`  ",
+            f"Chunker: {chunking.name}, {chunking.size} {chunking.unit}; {len(files)} filings. Heading-only: nothing "
+            "is left once Markdown heading lines, lone page numbers and runs of footnote markers are set aside. "
+            "Figure-less table: no digit outside the first column of any row.",
+            "",
+            "| chunks | heading-only | share | table chunks | figure-less tables |",
+            "|---|---|---|---|---|",
+            f"| {n:,} | {heads:,} | {heads / max(n, 1):.2%} | {found['tables']:,} | {tables:,} |",
+            "",
+        ]
+        write_section(args.results, SECTION, "\n".join(section))
     return 0
 
 
