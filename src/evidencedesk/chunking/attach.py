@@ -8,8 +8,8 @@
   "1,2,5 2,5 3,5", "(1)", "* * *") is joined to the piece after it; several in a row go together to the
   first piece that holds content, unless together they grow past ``size`` (a table of contents),
   when they stay a piece of their own. Headings at the very end of a document are joined to the piece
-  before them. The joined piece keeps the kind and heading path of
-  the piece holding the content and spans the lines of both, so its pages stay right.
+  before them. The joined piece keeps the kind and heading path of the piece holding the content and
+  spans the lines of both, so its pages stay right.
 """
 
 from __future__ import annotations

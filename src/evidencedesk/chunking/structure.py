@@ -9,10 +9,11 @@ first row's line). A code block is one chunk whatever its length, line breaks ke
 one kind: ``text``, ``table`` or ``code``. Text keeps the source's line breaks in either unit.
 Overlap is ignored. A heading directly followed by a table or code block is a short text chunk.
 
-A paged document (a PDF) is chunked so that every chunk holds content (see :mod:`.attach`): the
-headings and short caption lines ("($ in millions)", "Three Months Ended March 31,") directly above a
-table open every piece of that table, and a chunk that would hold nothing but headings is joined to
-the chunk after it (the last one of a document to the chunk before it).
+A paged document (a PDF, a slide deck, a workbook) is chunked so that every chunk holds content (see
+:mod:`.attach`): the headings and short caption lines ("($ in millions)", "Three Months Ended March
+31,") directly above a table open every piece of that table (a table piece may exceed ``size`` by its
+caption), and a chunk that would hold nothing but headings is joined to the chunk after it (the last
+one of a document to the chunk before it).
 """
 
 from __future__ import annotations
