@@ -213,3 +213,17 @@ def test_a_table_continued_on_the_next_page_gets_its_header_row() -> None:
     second = next(c for c in chunks if "Deferred tax assets | 129" in c.text)
     assert second.kind == "table" and second.location.pages == (2,)
     assert second.text.startswith("|  | 2023 | 2022 |\n| --- | --- | --- |\n| Deferred tax assets")
+
+
+def test_a_headerless_table_takes_the_header_of_the_table_just_above_it_on_its_page() -> None:
+    from evidencedesk.ingest.pdf_layout import Block, continue_tables
+
+    header = ["December 31 (Millions)", "2022", "2021"]
+    assets = Block("table", 1, rows=[header, ["Cash", "5,510", "1,292"]])
+    label = Block("text", 1, text="Card Member receivables, less reserves for credit losses of $229 and $64")
+    loans = Block("table", 1, rows=[["Other loans", "5,357", "2,859"], ["Total assets", "228,354", "188,548"]])
+    heading = Block("heading", 1, text="Notes")
+    other = Block("table", 1, rows=[["Fees", "10", "12"], ["Taxes", "3", "4"]])
+    continue_tables([assets, label, loans, heading, other])
+    assert loans.rows[0] == header and loans.rows[1] == ["Other loans", "5,357", "2,859"]
+    assert other.rows[0] == ["Fees", "10", "12"]  # a heading between: a table of its own
