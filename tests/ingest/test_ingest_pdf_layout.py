@@ -180,6 +180,7 @@ def _statement() -> bytes:
     pdf.text(72, 190, "1,2,5 2,5 3,5")
     rows = [("", "2023", "2022"), ("Cash", "837", "775"), ("Current assets:", "", ""),
             ("Inventories", "1,205", "1,114"), ("Goodwill", "5,281", "5,285")]  # fmt: skip
+    pdf.text(72, 320, "(Continued on following page)")
     more = [("Deferred tax assets", "129", "130"), ("Total assets", "9,000", "8,800")]
     for page_rows, top in ((rows, 230), (more, 80)):
         if top == 80:
@@ -201,7 +202,7 @@ def test_a_group_label_stays_inside_its_table_and_marker_runs_are_dropped() -> N
     cash = lines.index("| Cash | 837 | 775 |")
     assert lines[cash + 1 : cash + 4] == ["| Current assets: |  |  |", "| Inventories | 1,205 | 1,114 |",
                                           "| Goodwill | 5,281 | 5,285 |"]  # fmt: skip
-    assert "1,2,5" not in doc.text
+    assert "1,2,5" not in doc.text and "Continued" not in doc.text
 
 
 def test_a_table_continued_on_the_next_page_gets_its_header_row() -> None:

@@ -19,8 +19,9 @@
   continues the table before it when that one has as many columns and a header, and either closed the
   page before (this table opening the page) or lies on the same page at most two blocks above, with no
   heading between (a long wrapped label, a note): it gets that table's header row.
-- Footnote markers: a paragraph that is nothing but a run of markers ("1,2,5 2,5 3,5", "(1)", "* * *")
-  annotates nothing once set apart from its figures, and is dropped.
+- Footnote markers and continuation notes: a paragraph that is nothing but a run of markers
+  ("1,2,5 2,5 3,5", "(1)", "* * *") annotates nothing once set apart from its figures, and one that
+  only says the page goes on ("(Continued on following page)", "Continued") is furniture: both are dropped.
 
 The result is Markdown text (one line per paragraph, blank lines between blocks) and, for every
 line of that text, the 1-based page it came from.
@@ -44,6 +45,10 @@ _BULLET = re.compile(r"^([•●▪◦■□‣∙·*]|\(?[a-z0-9]{1,3}\)|\d{1,2
 _TERMINAL = ".!?:;)\"'”’"
 _MARKDOWN_START = re.compile(r"^(#|```|~~~|[=]{3,}\s*$|[-*_]{3,}\s*$)")
 _MARKERS = re.compile(r"^(\(?\d{1,2}[*†‡§]?\)?[,\s]*|\(?[a-z]\)[,\s]*|[*†‡§]+[,\s]*)+$")
+_CONTINUED = re.compile(
+    r"^[(\[]?(table\s+)?continued(\s+(on|from)\s+(the\s+)?(following|next|previous|preceding)\s+page)?[)\]]?\.?$",
+    re.IGNORECASE,
+)
 CONTINUED_AFTER = 3  # blocks (footnotes, a "continued" line) that may follow a table continued on the next page
 
 
@@ -182,7 +187,7 @@ def page_blocks(lines: Sequence[Line], body_size: float, body_bold: bool, right:
         else:
             blocks.append(Block("text", line.page, [line], line.text))
         i += 1
-    blocks = [b for b in blocks if b.kind != "text" or not _MARKERS.match(b.text)]
+    blocks = [b for b in blocks if b.kind != "text" or not (_MARKERS.match(b.text) or _CONTINUED.match(b.text))]
     for block in blocks:
         if block.kind == "text" and _looks_heading(block, body_size, body_bold):
             block.kind = "heading"
