@@ -20,7 +20,7 @@ from evidencedesk.lab import candidate_rows, leg_names, searcher_tokenizer
 
 # settings helpers that callers have long imported from here
 from evidencedesk.wiring import EMBEDDINGS_FILE as EMBEDDINGS_FILE
-from evidencedesk.wiring import RewriteOptions
+from evidencedesk.wiring import RewriteOptions, hybrid_legs
 from evidencedesk.wiring import leg_params as leg_params
 from evidencedesk.wiring import searcher_params as searcher_params
 
@@ -38,6 +38,7 @@ __all__ = [
     "ScopedChunks",
     "Serialized",
     "candidate_rows",
+    "hybrid_legs",
     "labelled_questions",
     "leg_names",
     "outside_scope",
