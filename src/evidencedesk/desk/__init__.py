@@ -4,7 +4,7 @@
 
 - ``state.py``: what they all share (the store, the settings, the lock, the per-build cache);
 - ``index_upkeep.py``: ingest, embeddings, the memory-mapped snapshot, the stored chunks;
-- ``searching.py``: which searcher a method gets, and search;
+- ``searching.py``: which searcher a method gets, and the first stage (collapsing, diversity) every path ranks with;
 - ``answering.py``: generators, the answerability gate, ``ask`` and ``ask_stream``;
 - ``request.py``: ``AskRequest``, the one declaration of what an ask takes;
 - ``records.py``: traces and evaluation runs in the store;

@@ -247,7 +247,7 @@ class Answering:
                 out = result_dict(checked, trace, by_id)
                 out["searcher"] = searcher_label(searcher)
                 if r.explain_abstention and out.get("abstained"):
-                    everywhere = searcher.search(r.question, k, Scope.everything())
+                    everywhere = stage.search(r.question, k, Scope.everything())
                     out["outside_scope"] = outside_scope(everywhere, the_scope)
                 if r.save:
                     state.store.save_trace(trace.id, out, owner=r.owner)

@@ -1,6 +1,7 @@
-"""Evaluation for the Desk: labelled questions scored through the Desk's own searchers (and, when asked,
-its generators), the failing ones diagnosed, strategies compared, recall measured against chunk size;
-and what needs no store: BEIR runs, HTML reports and the comparison of two runs.
+"""Evaluation for the Desk: labelled questions ranked through the Desk's own first stage (what ``search``
+shows) and, when asked, answered through its own ``ask``; the failing ones diagnosed from the traces of
+those answers, strategies compared, recall measured against chunk size; and what needs no store: BEIR
+runs, HTML reports and the comparison of two runs.
 
 Evaluation reads the store's chunks once per call, in batches, and keeps only those that hold a gold
 phrase (``evaluation.evidence``): no other chunk changes a metric or a finding.

@@ -394,8 +394,9 @@ class Desk:
         saved, as made by the API key ``owner`` when one is named).
 
         ``methods`` adds rows to the strategies table; ``answers`` names a generator that answers
-        every question too; ``unfiltered`` also scores without the scope; ``hide_outside_scope``
-        (the service) judges only by the chunks inside the scope, so no finding names another;
+        every question too, through :meth:`ask`'s own path (reranker, floors, gate, validation);
+        ``unfiltered`` also scores without the scope; ``hide_outside_scope`` (the service) judges only
+        by the chunks inside the scope, so no finding names another;
         ``size_series`` measures recall against four re-chunkings of the documents.
 
         Evaluation reads the store's chunks once per call, in batches, and keeps only those that hold
