@@ -3,9 +3,9 @@
 For every label the top ``k`` are what ``search`` shows for the same searcher, k and scope (the
 searcher is asked for ``k``, as ``search`` asks it: see ``retrieval.first_stage``); the ranking then
 goes on to ``depth`` chunks (at least 20, so recall curves and "found deeper" ranks are known). The
-top ``k`` are scored against the label's qrels (the
-chunks inside the scope that hold a gold phrase, with its grade). A retrieval-only trace is built
-(context = the top k at or above the score floor) and ``diagnose`` reads it.
+top ``k`` are scored against the label's qrels (the chunks inside the scope that hold a gold phrase,
+with its grade). A retrieval-only trace is built (context = the top k at or above the score floor)
+and ``diagnose`` reads it; ``Desk.diagnose`` reads the traces of real answers instead.
 
 Metrics per question (answerable labels): ``hit@k``, ``recall@k``, ``precision@k``, ``mrr@k``,
 ``ndcg@k`` (linear gain), ``ndcg_exp@k`` (gain 2**grade - 1) and ``answer_recall@k`` (the share of
