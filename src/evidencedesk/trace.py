@@ -17,11 +17,13 @@ from evidencedesk.retrieval.candidates import Candidate
 
 @dataclass(frozen=True)
 class Finding:
-    """One diagnosis: ``stage`` says where the fix belongs, ``label`` what the symptom is."""
+    """One diagnosis: ``stage`` says where the fix belongs, ``label`` what the symptom is; for lost
+    evidence, ``cause`` names the step that lost it (``evaluation.taxonomy.CAUSES``), else it is empty."""
 
     stage: str  # ingestion, retrieval, context, generation, citation
     label: str  # missed_evidence, irrelevant_match, stale_document, duplicate_chunks, unsupported_answer
     detail: str
+    cause: str = ""
 
     def to_dict(self) -> dict[str, str]:
         return asdict(self)

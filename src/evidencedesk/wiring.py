@@ -19,6 +19,7 @@ from evidencedesk.config import Settings
 from evidencedesk.constants import EMBEDDINGS_FILE
 from evidencedesk.errors import ConfigError
 from evidencedesk.retrieval.candidates import Candidate, Searcher
+from evidencedesk.retrieval.first_stage import FirstStage
 from evidencedesk.retrieval.rerank.base import Reranker
 
 Diversify = Callable[[list[Candidate], int], list[Candidate]]
@@ -228,6 +229,13 @@ def build_diversity(settings: Settings) -> Diversify | None:
     return diversify
 
 
+def first_stage(searcher: Searcher, settings: Settings) -> FirstStage:
+    """The ranking every front end shows over ``searcher`` (already collapsed, see ``with_collapse``):
+    ``retrieval.diversity`` picks the top k from a pool of ``retrieval.rerank.candidates``, as ``ask``
+    does before its reranker."""
+    return FirstStage(searcher, build_diversity(settings), settings.retrieval.rerank.candidates)
+
+
 # -- rewriting and context -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RewriteOptions:
@@ -304,6 +312,7 @@ __all__ = [
     "build_rewriter",
     "context_options",
     "dense_embedder",
+    "first_stage",
     "generator_params",
     "hybrid_legs",
     "leg_params",

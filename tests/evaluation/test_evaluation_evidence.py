@@ -10,7 +10,6 @@ import pytest
 from evidencedesk import Desk
 from evidencedesk.config import parse_settings
 from evidencedesk.documents import Chunk
-from evidencedesk.evaluation.answers import evaluate_answers
 from evidencedesk.evaluation.evidence import gather_evidence
 from evidencedesk.evaluation.labels import Label
 from evidencedesk.evaluation.run import counts_rows
@@ -41,6 +40,7 @@ def _comparable(results: list[Any]) -> list[Any]:
 def test_desk_evaluate_never_lists_the_whole_store_and_matches_evaluating_over_every_chunk(
     tmp_path: Path, labels: list[Label], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    some = labels[::3]  # answered too: each answer runs the reranker and the reader
     with Desk(tmp_path / "store", parse_settings(BM25)) as desk:
         desk.ingest(KESTREL_DOCS)
         every = desk.store.chunks()
@@ -48,20 +48,16 @@ def test_desk_evaluate_never_lists_the_whole_store_and_matches_evaluating_over_e
         scope = desk.scope()
         want = evaluate(searcher, labels, every, scope, 5, None)
         want_unfiltered = evaluate(searcher, labels, every, Scope.everything(), 5, None)
-        context = desk.settings.context
-        want_answers = evaluate_answers(
-            searcher, labels, [c for c in every if scope.allows_chunk(c)], desk.generator("extractive"), scope, 5,
-            floor=None, dedup_threshold=context.dedup_threshold, budget_tokens=context.budget_tokens,
-            order=context.order,
-        ).to_dict()  # fmt: skip
+        asked = [desk.ask(x.question, save=False) for x in some]
 
         def refuse(*args: Any, **kwargs: Any) -> list[Chunk]:
             raise AssertionError("evaluation listed every chunk of the store")
 
         monkeypatch.setattr(desk.store, "chunks", refuse)
         run = desk.evaluate(KESTREL_LABELS, save=False)
-        diagnoses = desk.diagnose(KESTREL_LABELS)
-        answered = desk.evaluate(KESTREL_LABELS, answers="extractive", save=False, hide_outside_scope=True)
+        diagnoses = desk.diagnose(some)
+        answered = desk.evaluate(some, answers="extractive", save=False)
+        hidden = desk.evaluate(some, answers="extractive", save=False, hide_outside_scope=True)
     got = {q["id"]: q for q in run["questions"]}
     assert [q.id for q in want] == list(got)
     for r in want:
@@ -69,11 +65,20 @@ def test_desk_evaluate_never_lists_the_whole_store_and_matches_evaluating_over_e
         assert (q["rank"], q["ranking"], q["relevant"], q["metrics"]) == (r.rank, r.ranking, r.relevant, r.metrics)
         assert q["findings"] == [f.to_dict() for f in r.findings]
     assert run["label_counts_unfiltered"] == counts_rows(want_unfiltered)
-    assert [(d.question_id, list(d.findings)) for d in diagnoses] == [
-        (r.id, r.findings) for r in want if r.failed and r.findings
-    ]
-    assert answered["answers"]["table"] == want_answers["table"]
-    assert answered["answers"]["questions"] == want_answers["questions"]
+    # diagnose reads the traces eval --answers scores: the same findings, from the gold chunks alone
+    records = answered["answers"]["questions"]
+    assert {d.question_id: [f.to_dict() for f in d.findings] for d in diagnoses} == {
+        r["id"]: r["findings"] for r in records if r["findings"]
+    }
+    by_id = {c.id: c for c in every}
+    lost = {r.id for r in want if r.findings and r.findings[0].stage == "ingestion"}
+    assert {d.question_id for d in diagnoses if d.root.stage == "ingestion"} == lost & {x.id for x in some}
+    for x, out, record, inside in zip(some, asked, records, hidden["answers"]["questions"], strict=True):
+        expected = (out["answer"], out["abstained"], out["citations"], out["context"])
+        assert (record["answer"], record["abstained"], record["cited"], record["context"]) == expected
+        assert (inside["answer"], inside["abstained"], inside["cited"], inside["context"]) == expected
+        gold = x.answerable and any(x.grade_of(by_id[cid]) == 2 for cid in out["context"])
+        assert record["gold_in_context"] == inside["gold_in_context"] == gold
 
 
 def test_an_empty_store_is_still_a_clear_error(tmp_path: Path) -> None:

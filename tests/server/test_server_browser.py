@@ -112,6 +112,15 @@ def expected_chunks(store: Path, question_id: str) -> set[str]:
         return {c.id for c in db.chunks() if label.grade_of(c) == 2}
 
 
+def test_the_lab_starts_with_the_configured_method(page: object) -> None:
+    """The lab ranks as search, ask and eval do: the settings' method (a hybrid by default) and its legs."""
+    retrieval = Settings().retrieval
+    assert page.input_value("#method") == retrieval.method == "hybrid"
+    assert page.locator("#legs").is_visible()
+    checked = page.locator("#legs input:checked")
+    assert [checked.nth(i).get_attribute("value") for i in range(checked.count())] == [x.method for x in retrieval.legs]
+
+
 def test_search_marks_the_labelled_chunk(page: object, browser_store: Path) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     expected = expected_chunks(browser_store, "q16")

@@ -250,14 +250,21 @@ def diagnose(
     lang: opt.Lang = None,
     tenant: opt.Tenant = None,
     valid_at: opt.ValidAt = None,
+    generator_name: Annotated[
+        str | None,
+        typer.Option("--generator", help="Generator that answers each question: extractive, llama-cpp or openai. "
+                     "Default: the config's."),
+    ] = None,
     as_json: opt.Json = False,
 ) -> None:
-    """List each failing question with its first finding: the stage where the evidence was lost."""
+    """List each failing question with its first finding: the stage where the evidence was lost.
+
+    Every question is answered as ``ask`` answers it, and diagnosed from that answer's trace."""
     _check(method, k, [])
     settings, method, k, floor, scope = _settings(config, method, k, floor, [status, audience, lang, tenant], valid_at)
     labels = _labels(labels_path)
     with open_desk(settings, store, lines=not as_json) as desk:
-        failing = desk.diagnose(labels, method, k, scope, floor)
+        failing = desk.diagnose(labels, method, k, scope, floor, generator_name)
     if as_json:
         print_json(
             {

@@ -4,7 +4,7 @@
 
 - ``state.py``: what they all share (the store, the settings, the lock, the per-build cache);
 - ``index_upkeep.py``: ingest, embeddings, the memory-mapped snapshot, the stored chunks;
-- ``searching.py``: which searcher a method gets, and search;
+- ``searching.py``: which searcher a method gets, and the first stage (collapsing, diversity) every path ranks with;
 - ``answering.py``: generators, the answerability gate, ``ask`` and ``ask_stream``;
 - ``request.py``: ``AskRequest``, the one declaration of what an ask takes;
 - ``records.py``: traces and evaluation runs in the store;
@@ -20,7 +20,7 @@ from evidencedesk.lab import candidate_rows, leg_names, searcher_tokenizer
 
 # settings helpers that callers have long imported from here
 from evidencedesk.wiring import EMBEDDINGS_FILE as EMBEDDINGS_FILE
-from evidencedesk.wiring import RewriteOptions
+from evidencedesk.wiring import RewriteOptions, hybrid_legs
 from evidencedesk.wiring import leg_params as leg_params
 from evidencedesk.wiring import searcher_params as searcher_params
 
@@ -38,6 +38,7 @@ __all__ = [
     "ScopedChunks",
     "Serialized",
     "candidate_rows",
+    "hybrid_legs",
     "labelled_questions",
     "leg_names",
     "outside_scope",

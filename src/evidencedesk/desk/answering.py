@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.answer.stream import AnswerDelta, AnswerDone, AskEvent, AskStream
@@ -20,11 +21,11 @@ from evidencedesk.retrieval.scope import Scope
 from evidencedesk.store.contract import StoreProtocol
 from evidencedesk.trace import Finding
 from evidencedesk.wiring import (
-    build_diversity,
     build_generator,
     build_reranker,
     build_rewriter,
     context_options,
+    first_stage,
     rerank_spec,
     searcher_label,
 )
@@ -32,6 +33,10 @@ from evidencedesk.wiring import (
 from .request import AskRequest
 from .searching import Searching
 from .state import DeskState
+
+if TYPE_CHECKING:
+    from evidencedesk.answer.pipeline import AskTrace
+    from evidencedesk.answer.validate import ValidatedAnswer
 
 
 class ScopedChunks(Mapping[str, Chunk]):
@@ -71,16 +76,21 @@ class ScopedChunks(Mapping[str, Chunk]):
         return self._all()
 
 
-def _diagnosis(label: Any, chunks: Mapping[str, Chunk], k: int) -> Callable[[Any], Sequence[Finding]] | None:
+def _diagnosis(
+    label: Any, chunks: Mapping[str, Chunk], k: int, evidence: Sequence[Chunk] | None = None
+) -> Callable[[Any], Sequence[Finding]] | None:
     """The labelled question's diagnosis of a finished trace: it reads the chunks inside the scope in
-    batches (a ``ScopedChunks`` reads the store's) and keeps those holding the label's gold phrases."""
+    batches (a ``ScopedChunks`` reads the store's) and keeps those holding the label's gold phrases;
+    ``evidence`` names those chunks instead when the caller has gathered them already."""
     if label is None:
         return None
     from evidencedesk.evaluation.evidence import gather_evidence
     from evidencedesk.evaluation.taxonomy import diagnose
 
     def findings(trace: Any) -> Sequence[Finding]:
-        if isinstance(chunks, ScopedChunks):  # the store: read in batches, keep the label's evidence
+        if evidence is not None:
+            indexed = list(evidence)
+        elif isinstance(chunks, ScopedChunks):  # the store: read in batches, keep the label's evidence
             indexed = gather_evidence(chunks.store.iter_chunks(), [label], chunks.scope).chunks
         else:  # chunks already in memory (the lab's re-chunked corpus)
             indexed = list(chunks.values())
@@ -103,6 +113,15 @@ def outside_scope(found: Sequence[Candidate], scope: Scope) -> list[dict[str, An
             seen.add(c.chunk.doc_id)
             out.append({"doc_id": c.chunk.doc_id, "chunk_id": c.chunk.id, "rank": c.rank, "why": why})
     return out
+
+
+@dataclass(frozen=True)
+class Answered:
+    """One answered request: the validated answer, its trace, and what ``ask`` returns for it."""
+
+    checked: ValidatedAnswer
+    trace: AskTrace
+    result: dict[str, Any]
 
 
 class Answering:
@@ -150,9 +169,25 @@ class Answering:
                     return event.result
         raise GenerationError("the generator stopped before it finished its answer")
 
+    def answered(self, request: AskRequest, evidence: Sequence[Chunk] | None = None) -> Answered:
+        """What ``ask`` returns for ``request``, with the validated answer and the trace it was made from:
+        the same code path, stage for stage. ``evidence`` (the chunks holding the label's gold phrases,
+        already gathered) spares the labelled diagnosis its own read of the store."""
+        kept: list[Answered] = []
+        with self._stream(request, evidence, kept) as events:
+            for event in events:
+                if isinstance(event, AnswerDone):
+                    return kept[-1]
+        raise GenerationError("the generator stopped before it finished its answer")
+
     def ask_stream(self, request: AskRequest) -> AskStream:
         """Check the request against the settings and join the generator's queue now; retrieve, generate
         and validate as the stream is read."""
+        return self._stream(request, None, None)
+
+    def _stream(
+        self, request: AskRequest, evidence: Sequence[Chunk] | None, kept: list[Answered] | None
+    ) -> AskStream:  # fmt: skip
         from evidencedesk.answer.pipeline import generate_stream, prepare, result_dict
 
         r, state = request, self.state
@@ -178,7 +213,6 @@ class Answering:
         reranker = build_reranker(r.rerank if r.rerank is not None else rerank_spec(s), gen, s)
         the_scope = state.scope(r.scope)
         rewriter = build_rewriter(r.rewrite, gen)
-        diversity = build_diversity(s)
         options = context_options(s)
         gate = self.answerability_gate(answerer, s)
         on_unsupported = s.generator.on_unsupported
@@ -190,16 +224,17 @@ class Answering:
         def events() -> Iterator[AskEvent]:
             by_id: Mapping[str, Chunk]
             if r.over is None:
-                searcher = self.searching.searcher(r.method)
+                stage = self.searching.first_stage(r.method)
                 by_id = ScopedChunks(state.store, the_scope)
             else:
-                searcher = r.over[0]
+                stage = first_stage(r.over[0], s)
                 by_id = {c.id: c for c in r.over[1] if the_scope.allows_chunk(c)}
+            searcher = stage.searcher
             prepared = prepare(
                 r.question, searcher, answerer, scope=the_scope, k=k, candidates=depth, reranker=reranker,
-                rewrite=rewriter, diversify=diversity, **options,
+                rewrite=rewriter, diversify=stage.diversify, **options,
             )  # fmt: skip
-            diagnose = _diagnosis(r.label, by_id, k)
+            diagnose = _diagnosis(r.label, by_id, k, evidence)
             stream = generate_stream(
                 prepared, answerer, by_id, diagnose, max_tokens=r.max_tokens, should_stop=stop.is_set, gate=gate,
                 on_unsupported=on_unsupported,
@@ -212,12 +247,14 @@ class Answering:
                 out = result_dict(checked, trace, by_id)
                 out["searcher"] = searcher_label(searcher)
                 if r.explain_abstention and out.get("abstained"):
-                    everywhere = searcher.search(r.question, k, Scope.everything())
+                    everywhere = stage.search(r.question, k, Scope.everything())
                     out["outside_scope"] = outside_scope(everywhere, the_scope)
                 if r.save:
                     state.store.save_trace(trace.id, out, owner=r.owner)
                 if release is not None:
                     release()
+                if kept is not None:
+                    kept.append(Answered(checked, trace, out))
                 yield AnswerDone(out)
 
         return AskStream(events(), stop, on_close=release)
@@ -240,4 +277,4 @@ def warm_models(settings: Settings) -> bool:
     return True
 
 
-__all__ = ["Answering", "ScopedChunks", "outside_scope", "warm_models"]
+__all__ = ["Answered", "Answering", "ScopedChunks", "outside_scope", "warm_models"]

@@ -1,6 +1,7 @@
-"""Evaluation for the Desk: labelled questions scored through the Desk's own searchers (and, when asked,
-its generators), the failing ones diagnosed, strategies compared, recall measured against chunk size;
-and what needs no store: BEIR runs, HTML reports and the comparison of two runs.
+"""Evaluation for the Desk: labelled questions ranked through the Desk's own first stage (what ``search``
+shows) and, when asked, answered through its own ``ask``; the failing ones diagnosed from the traces of
+those answers, strategies compared, recall measured against chunk size; and what needs no store: BEIR
+runs, HTML reports and the comparison of two runs.
 
 Evaluation reads the store's chunks once per call, in batches, and keeps only those that hold a gold
 phrase (``evaluation.evidence``): no other chunk changes a metric or a finding.
@@ -20,8 +21,9 @@ from evidencedesk.retrieval.scope import Scope
 from evidencedesk.trace import Finding
 from evidencedesk.wiring import searcher_params
 
-from .answering import Answering, ScopedChunks
+from .answering import Answered, Answering, ScopedChunks
 from .index_upkeep import IndexUpkeep
+from .request import AskRequest
 from .searching import Searching
 from .state import DeskState
 
@@ -82,10 +84,10 @@ class Evaluating:
         the_scope = state.scope(scope)
         rows = read_labels(labels)
         chunks = self.evidence(rows, the_scope if hide_outside_scope else None)
-        searcher = self.searching.searcher(method)
-        results = evaluate(searcher, rows, chunks, the_scope, k, floor)
+        stage = self.searching.first_stage(method)
+        results = evaluate(stage, rows, chunks, the_scope, k, floor)
         table, curves = [strategy_row(method, results, k)], {method: recall_curve(results)}
-        others = {m: self.searching.searcher(m) for m in dict.fromkeys(methods) if m != method}
+        others = {m: self.searching.first_stage(m) for m in dict.fromkeys(methods) if m != method}
         if others:
             more_rows, more_curves = compare_strategies(others, rows, chunks, the_scope, k)
             table, curves = table + more_rows, {**curves, **more_curves}
@@ -98,7 +100,7 @@ class Evaluating:
             floor=floor,
             build_id=build.id if build else None,
             chunking_hash=build.chunking_hash if build else "",
-            unfiltered=evaluate(searcher, rows, chunks, Scope.everything(), k, floor) if unfiltered else None,
+            unfiltered=evaluate(stage, rows, chunks, Scope.everything(), k, floor) if unfiltered else None,
             strategies=[r.to_dict() for r in table],
             curves=curves,
         ).to_dict()
@@ -106,19 +108,35 @@ class Evaluating:
         suggested = suggest_floor(results)
         run["suggested_floor"] = suggested.to_dict() if suggested is not None else None
         if answers is not None:
-            from evidencedesk.evaluation.answers import evaluate_answers
+            from evidencedesk.evaluation.answers import score_answers
 
-            by_id = ScopedChunks(state.store, the_scope if hide_outside_scope else Scope.everything(), chunks)
-            run["answers"] = evaluate_answers(
-                searcher, rows, by_id, self.answering.generator(answers), the_scope, k, evidence=chunks, floor=floor,
-                dedup_threshold=s.context.dedup_threshold, budget_tokens=s.context.budget_tokens,
-                order=s.context.order,
+            answered = self.answer(rows, answers, method, k, the_scope, floor, chunks)
+            name = getattr(self.answering.generator(answers), "name", answers)
+            run["answers"] = score_answers(
+                name, [(x, a.checked, a.trace) for x, a in zip(rows, answered, strict=True)], chunks,
+                ScopedChunks(state.store, the_scope, chunks),
             ).to_dict()  # fmt: skip
         if size_series:
             run["size_series"] = [p.to_dict() for p in self.size_series(rows, method, the_scope)]
         if save:
             run["run_id"] = state.store.save_eval_run(run, owner=owner)
         return run
+
+    def answer(
+        self, labels: Sequence[Any], generator: str | None, method: str | None, k: int | None, scope: Scope,
+        floor: float | None, evidence: Sequence[Chunk],
+    ) -> list[Answered]:  # fmt: skip
+        """Every label asked as ``ask`` asks it (the Desk's answering path: first stage, reranker and its
+        min_score, context, answerability gate, generator, validation), its trace diagnosed against the label;
+        ``evidence`` holds the chunks with the labels' gold phrases."""
+        return [
+            self.answering.answered(
+                AskRequest(label.question, scope, generator=generator, method=method, k=k, floor=floor,
+                           label=label, save=False),
+                evidence,
+            )  # fmt: skip
+            for label in labels
+        ]
 
     def evidence(self, labels: Sequence[Any], scope: Scope | None = None) -> list[Chunk]:
         """The stored chunks (inside ``scope``, when given) that hold a gold phrase of ``labels``, read
@@ -149,25 +167,27 @@ class Evaluating:
         from evidencedesk.evaluation.strategies import compare_strategies
 
         state = self.state
-        searchers = {m: self.searching.searcher(m) for m in methods}
+        searchers = {m: self.searching.first_stage(m) for m in methods}
         rows, _ = compare_strategies(
             searchers, read_labels(labels), self.index.chunks(), state.scope(scope), k=k or state.settings.retrieval.k
         )
         return list(rows)
 
     def diagnose(
-        self, labels: Labels, method: str | None, k: int | None, scope: ScopeLike, floor: float | None
-    ) -> list[Diagnosis]:
-        from evidencedesk.evaluation.runner import evaluate
-
+        self, labels: Labels, method: str | None, k: int | None, scope: ScopeLike, floor: float | None,
+        generator: str | None = None,
+    ) -> list[Diagnosis]:  # fmt: skip
+        """Each labelled question answered as ``ask`` answers it, and diagnosed from that answer's trace: a
+        lost answer is named where ``ask`` lost it (first stage, reranker, collapsing, floor, duplicate,
+        budget, generation or citation), never inferred from a retrieval-only run."""
         state = self.state
         rows = read_labels(labels)
-        chunks = self.evidence(rows)
-        floor = floor if floor is not None else state.settings.context.floor
-        results = evaluate(
-            self.searching.searcher(method), rows, chunks, state.scope(scope), k or state.settings.retrieval.k, floor
-        )
-        return [Diagnosis(r.id, r.question, tuple(r.findings)) for r in results if r.failed and r.findings]
+        answered = self.answer(rows, generator, method, k, state.scope(scope), floor, self.evidence(rows))
+        return [
+            Diagnosis(label.id, label.question, tuple(a.trace.findings))
+            for label, a in zip(rows, answered, strict=True)
+            if a.trace.findings
+        ]
 
 
 def beir(

@@ -32,6 +32,7 @@ from evidencedesk.config import Settings
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.progress import Callback
 from evidencedesk.retrieval.candidates import Candidate, Searcher
+from evidencedesk.retrieval.first_stage import FirstStage
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.store.base import DEFAULT_TRACE_KEEP
 from evidencedesk.store.contract import StoreProtocol
@@ -223,6 +224,14 @@ class Desk:
         names a hybrid's legs (default: the configured legs). Cached until the next build."""
         return self._search.searcher(method, legs)
 
+    def first_stage(
+        self, method: str | None = None, legs: Sequence[str] | None = None, *, over: Searcher | None = None
+    ) -> FirstStage:
+        """The ranking that ``search``, the service, the lab, ``eval`` and ``diagnose`` show, and that ``ask``
+        retrieves through: the searcher of ``method`` (or ``over``, a searcher such as :meth:`searcher_over`'s)
+        with ``retrieval.collapse``, then ``retrieval.diversity``. Its ``search(query, k, scope)`` is the top k."""
+        return self._search.first_stage(method, legs, over)
+
     def searcher_label(self, method: str | None = None, legs: Sequence[str] | None = None) -> str:
         """Where ``method`` ranks now: ``pg-bm25``, ``snapshot-bm25``, ``memory-bm25``, ``hybrid(...)``."""
         return self._search.label(method, legs)
@@ -385,8 +394,9 @@ class Desk:
         saved, as made by the API key ``owner`` when one is named).
 
         ``methods`` adds rows to the strategies table; ``answers`` names a generator that answers
-        every question too; ``unfiltered`` also scores without the scope; ``hide_outside_scope``
-        (the service) judges only by the chunks inside the scope, so no finding names another;
+        every question too, through :meth:`ask`'s own path (reranker, floors, gate, validation);
+        ``unfiltered`` also scores without the scope; ``hide_outside_scope`` (the service) judges only
+        by the chunks inside the scope, so no finding names another;
         ``size_series`` measures recall against four re-chunkings of the documents.
 
         Evaluation reads the store's chunks once per call, in batches, and keeps only those that hold
@@ -420,9 +430,13 @@ class Desk:
         k: int | None = None,
         scope: Scope | Mapping[str, Any] | None = None,
         floor: float | None = None,
+        generator: str | None = None,
     ) -> list[Diagnosis]:
-        """Every failing labelled question with its findings, the root cause first."""
-        return self._eval.diagnose(labels, method, k, scope, floor)
+        """Every failing labelled question with its findings, the root cause first. Each question is
+        answered as :meth:`ask` answers it (with ``generator``, default: the configured one), and the
+        findings are read off that answer's trace: evidence lost between retrieval and the prompt is
+        named by what dropped it (the reranker, collapsing, the floor, a duplicate, the budget)."""
+        return self._eval.diagnose(labels, method, k, scope, floor, generator)
 
     @staticmethod
     def beir(

@@ -15,11 +15,12 @@ from evidencedesk.constants import METHODS
 from evidencedesk.errors import ConfigError
 from evidencedesk.lab import candidate_rows, searcher_tokenizer
 from evidencedesk.retrieval.candidates import Candidate, Searcher
+from evidencedesk.retrieval.first_stage import FirstStage
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.store.contract import HoldsVectors, SearchesInside
 from evidencedesk.wiring import (
-    build_diversity,
     dense_embedder,
+    first_stage,
     hybrid_legs,
     leg_params,
     pg_searcher_params,
@@ -73,6 +74,8 @@ class Searching:
         state = self.state
         method = checked_method(state, method, legs)
         names = tuple(legs) if legs else None
+        if names == hybrid_legs(state.settings):
+            names = None  # the configured legs named: the same searcher as naming none
         state.build_id()
         key = (method, names)
         with state.lock:
@@ -127,6 +130,15 @@ class Searching:
         embedder = lambda: dense_embedder(settings)  # noqa: E731
         return snapshot_searcher(snap, self.state.store, settings, method, legs, embedder, per_tenant)
 
+    def first_stage(
+        self, method: str | None = None, legs: Sequence[str] | None = None, over: Searcher | None = None
+    ) -> FirstStage:
+        """The ranking every front end shows for ``method``: its searcher (collapsed per
+        ``retrieval.collapse``), or ``over`` (a searcher built elsewhere, e.g. over the lab's
+        re-chunked corpus), then ``retrieval.diversity``."""
+        searcher = over if over is not None else self.searcher(method, legs)
+        return first_stage(searcher, self.state.settings)
+
     def label(self, method: str | None = None, legs: Sequence[str] | None = None) -> str:
         return searcher_label(self.searcher(method, legs))
 
@@ -140,13 +152,7 @@ class Searching:
         k = k or settings.retrieval.k
         if k < 1:
             raise ConfigError(f"k: must be at least 1, got {k}")
-        searcher = self.searcher(method, legs)
-        the_scope = self.state.scope(scope)
-        diversify = build_diversity(settings)
-        if diversify is None:
-            return searcher.search(query, k, the_scope)
-        pool = searcher.search(query, max(k, settings.retrieval.rerank.candidates), the_scope)
-        return diversify(pool, k)
+        return self.first_stage(method, legs).search(query, k, self.state.scope(scope))
 
     def rows(
         self, query: str, results: list[Candidate], method: str | None, legs: Sequence[str] | None

@@ -1,7 +1,9 @@
-"""Answer-level evaluation: run the ``ask`` pipeline on every label and score the answers.
+"""Answer-level evaluation: score the answers ``ask`` gave to every label.
 
-For each label the question is answered with the same searcher, scope and k as the retrieval
-evaluation, then:
+The Desk answers each label through its own ``ask`` (``Desk.evaluate(answers=...)``: the same
+searcher, reranker, floors, gate, generator and validation) and hands the answers to
+``score_answers``; ``evaluate_answers`` answers with ``answer.pipeline.ask`` over a searcher given
+here. Then:
 
 * the retrieval-by-answer table (``table.retrieval_by_answer``): did the gold reach the context,
   and was the answer correct and supported;
@@ -19,7 +21,7 @@ A ratio whose denominator is zero is ``None`` (nothing to measure), never 0 or 1
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -31,7 +33,7 @@ from evidencedesk.evaluation.labels import Label
 from evidencedesk.evaluation.table import AnswerTable, answer_matches, gold_in_context, retrieval_by_answer
 from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.scope import Scope
-from evidencedesk.trace import Trace
+from evidencedesk.trace import Finding, Trace
 
 
 def ratio(part: int, whole: int) -> float | None:
@@ -56,9 +58,15 @@ class AnswerRecord:
     citations_valid: bool  # it cited something and every cited id was shown
     cited: tuple[str, ...] = ()
     context: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()  # the answer's trace's findings (its diagnosis), root cause first
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "cited": list(self.cited), "context": list(self.context)}
+        return {
+            **asdict(self),
+            "cited": list(self.cited),
+            "context": list(self.context),
+            "findings": [f.to_dict() for f in self.findings],
+        }
 
 
 def record(label: Label, checked: ValidatedAnswer, trace: Trace, cell: str | None = None) -> AnswerRecord:
@@ -79,6 +87,7 @@ def record(label: Label, checked: ValidatedAnswer, trace: Trace, cell: str | Non
         citations_valid=generated and bool(statuses) and all(s == SHOWN for s in statuses),
         cited=tuple(checked.cited),
         context=tuple(c.chunk.id for c in trace.context),
+        findings=tuple(trace.findings),
     )
 
 
@@ -169,10 +178,22 @@ def evaluate_answers(
     answered = [
         (label, *ask(label.question, searcher, by_id, generator, scope=scope, k=k, **ask_options)) for label in labels
     ]
-    table = retrieval_by_answer([(label, trace) for label, _, trace in answered], indexed, by_id)
+    return score_answers(getattr(generator, "name", type(generator).__name__), answered, indexed, by_id)
+
+
+def score_answers(
+    generator: str,
+    answered: Sequence[tuple[Label, ValidatedAnswer, Trace]],
+    indexed: Sequence[Chunk],
+    known_ids: Container[str] | None = None,
+) -> AnswerEvaluation:
+    """Score answers already given: ``(label, validated answer, trace)`` per label, as ``ask`` made them.
+    ``indexed`` holds (at least) every chunk with a gold phrase of the labels; ``known_ids`` answers "is
+    this cited id indexed?" (default: the ids of ``indexed``), as for ``diagnose``."""
+    table = retrieval_by_answer([(label, trace) for label, _, trace in answered], list(indexed), known_ids)
     cells = {qid: cell for cell, ids in table.cells.items() for qid in ids}
     records = [record(label, checked, trace, cells.get(label.id)) for label, checked, trace in answered]
-    return AnswerEvaluation(getattr(generator, "name", type(generator).__name__), records, table)
+    return AnswerEvaluation(generator, records, table)
 
 
-__all__ = ["AnswerEvaluation", "AnswerRecord", "evaluate_answers", "ratio", "record"]
+__all__ = ["AnswerEvaluation", "AnswerRecord", "evaluate_answers", "ratio", "record", "score_answers"]

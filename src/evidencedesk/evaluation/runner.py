@@ -1,9 +1,11 @@
 """evaluate: run a searcher over labelled questions and score and diagnose each one.
 
-For every label the searcher ranks ``depth`` chunks inside the scope (at least 20, so recall curves
-and "found deeper" ranks are known). The top ``k`` are scored against the label's qrels (the
-chunks inside the scope that hold a gold phrase, with its grade). A retrieval-only trace is built
-(context = the top k at or above the score floor) and ``diagnose`` reads it.
+For every label the top ``k`` are what ``search`` shows for the same searcher, k and scope (the
+searcher is asked for ``k``, as ``search`` asks it: see ``retrieval.first_stage``); the ranking then
+goes on to ``depth`` chunks (at least 20, so recall curves and "found deeper" ranks are known). The
+top ``k`` are scored against the label's qrels (the chunks inside the scope that hold a gold phrase,
+with its grade). A retrieval-only trace is built (context = the top k at or above the score floor)
+and ``diagnose`` reads it; ``Desk.diagnose`` reads the traces of real answers instead.
 
 Metrics per question (answerable labels): ``hit@k``, ``recall@k``, ``precision@k``, ``mrr@k``,
 ``ndcg@k`` (linear gain), ``ndcg_exp@k`` (gain 2**grade - 1) and ``answer_recall@k`` (the share of
@@ -23,6 +25,7 @@ from evidencedesk.evaluation import metrics as m
 from evidencedesk.evaluation.labels import Label, chunk_text
 from evidencedesk.evaluation.taxonomy import diagnose
 from evidencedesk.retrieval.candidates import Candidate, Searcher
+from evidencedesk.retrieval.first_stage import FirstStage
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.trace import Dropped, Finding, Trace
 
@@ -78,7 +81,7 @@ class QuestionResult:
             context=list(d.get("context", [])),
             context_words=int(d.get("context_words", 0)),
             metrics=dict(d.get("metrics", {})),
-            findings=[Finding(f["stage"], f["label"], f["detail"]) for f in d.get("findings", [])],
+            findings=[Finding(f["stage"], f["label"], f["detail"], f.get("cause", "")) for f in d.get("findings", [])],
             top_score=d.get("top_score"),
         )
 
@@ -130,9 +133,10 @@ def evaluate_one(
     floor: float | None = None,
     depth: int | None = None,
 ) -> QuestionResult:
-    """Search, score and diagnose one label (``allowed`` = the chunks inside ``scope``)."""
-    deep = searcher.search(label.question, max(k, depth or MIN_DEPTH), scope)
-    top = deep[:k]
+    """Search, score and diagnose one label (``allowed`` = the chunks inside ``scope``). ``searcher`` is
+    a ``FirstStage`` (the Desk's) or any searcher, read as a first stage without diversity."""
+    stage = searcher if isinstance(searcher, FirstStage) else FirstStage(searcher)
+    top, deep = stage.ranking(label.question, k, max(k, depth or MIN_DEPTH), scope)
     context, dropped = _context(top, floor)
     trace = Trace(
         query=label.question,

@@ -7,10 +7,14 @@ repaired later.
 Checks, in stage order:
 
 - ingestion/missed_evidence: a grade-2 phrase is whole in no indexed chunk.
-- retrieval/missed_evidence: the answer is indexed but in none of the top k (its deeper rank, if any).
+- retrieval/missed_evidence: the answer is indexed but in none of the top k, with what lost it (``cause``):
+  the first stage (its deeper rank, if any), the reranker (below its min_score, or moved below the top
+  k) or collapsing (folded into another chunk of its page that the list kept).
 - retrieval/irrelevant_match: rank 1 has grade 0 while an answer sits lower in the top k.
 - retrieval/stale_document: a top-k candidate is not ``current`` or not valid on the scope's date.
-- context/missed_evidence: an answer in the top k did not reach the context (``trace.dropped`` says why).
+- context/missed_evidence: an answer in the top k, or folded into one as a same-page neighbour, did not
+  reach the context; ``trace.dropped`` says why and the ``cause`` is its reason (floor, duplicate,
+  budget; collapse for a neighbour).
 - context/irrelevant_match: an unanswerable question got a non-empty context.
 - context/duplicate_chunks: two context chunks with ``word_overlap`` at or above the threshold.
 - generation/missed_evidence: the generator abstained although the context held the answer.
@@ -25,6 +29,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Container, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -34,11 +39,15 @@ from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.text import content_words, numbers, share_present
 from evidencedesk.text.overlap import DUPLICATE_THRESHOLD, word_overlap
-from evidencedesk.trace import Finding, Trace
+from evidencedesk.trace import Dropped, Finding, Trace
 
 STAGES = ("ingestion", "retrieval", "context", "generation", "citation")  # in pipeline order: the first is the root
 # what was seen, independent of where
 LABELS = ("missed_evidence", "irrelevant_match", "stale_document", "duplicate_chunks", "unsupported_answer")
+# what lost an answer phrase (``Finding.cause``): the chunker, the first-stage ranking, collapsing to one
+# chunk per page, the reranker's min_score, the reranker's order, and the context's own reasons
+# (``answer.context``: the floor, a duplicate, the token budget), or the generator
+CAUSES = ("chunking", "first_stage", "collapse", "not_relevant", "rerank", "floor", "duplicate", "budget", "generation")
 MIN_WORD_SUPPORT = 0.5  # share of the answer's content words its cited chunks must hold
 _ORDER = {s: i for i, s in enumerate(STAGES)}
 
@@ -59,77 +68,129 @@ def _scope_of(trace: Trace) -> Scope | None:
         return None
 
 
+@dataclass(frozen=True)
+class _Loss:
+    """Where one answer phrase that reached neither the top k nor the context was lost."""
+
+    stage: str  # retrieval or context
+    cause: str  # one of CAUSES
+    detail: str
+
+
+def _dropped(trace: Trace, chunk_id: str) -> Dropped | None:
+    return next((d for d in trace.dropped if d.chunk_id == chunk_id), None)
+
+
+def _why(dropped: Dropped | None) -> str:
+    if dropped is None:
+        return ""
+    return f" ({dropped.reason}{': ' + dropped.detail if dropped.detail else ''})"
+
+
+def _folded_home(gold: Gold, trace: Trace, top: Sequence[Candidate]) -> tuple[int | None, Candidate, Candidate] | None:
+    """``(rank in the top k or None, the candidate kept for the page, the folded chunk)`` for a chunk holding
+    ``gold`` that collapsing folded away (a reranker's candidates no longer carry their folds: the
+    first stage's do)."""
+    folds = {c.chunk.id: c.folded for c in trace.retrieved if c.folded}
+    for rank, kept in enumerate(top, 1):
+        for folded in kept.folded or folds.get(kept.chunk.id, ()):
+            if gold.held_by(folded.chunk):
+                return rank, kept, folded
+    for kept in trace.retrieved:
+        for folded in kept.folded:
+            if gold.held_by(folded.chunk):
+                return None, kept, folded
+    return None
+
+
+def _loss(gold: Gold, trace: Trace, top: Sequence[Candidate], k: int) -> _Loss:
+    """Why ``gold`` (indexed, but in neither the top k nor the context) was lost, read off the trace: the
+    first stage ranked it too low, the reranker scored it below its min_score or moved it below the top k,
+    or collapsing folded it into another chunk of its page (which then never reached the context, or
+    reached it while the folded chunk was dropped as a neighbour: for the budget, as a duplicate...)."""
+    home = _folded_home(gold, trace, top)
+    if home is not None:
+        rank, kept, folded = home
+        pages = folded.chunk.location.pages
+        where, unit = (f"page {pages[0]}", "page") if pages else ("its document", "document")
+        if rank is None:
+            detail = f"collapsed away: {folded.chunk.id} holds it but shares {where} with {kept.chunk.id}, "
+            return _Loss("retrieval", "collapse", detail + f"which did not reach the top {k}")
+        detail = (
+            f"collapsed away: {folded.chunk.id} holds it but shares {where} with rank {rank} "
+            f"({kept.chunk.id}), and retrieval.collapse keeps one chunk per {unit} in the list"
+        )
+        dropped = _dropped(trace, folded.chunk.id)
+        if dropped is not None:
+            return _Loss("context", "collapse", f"{detail}; as a same-{unit} neighbour it was dropped before the "
+                         f"prompt{_why(dropped)}")  # fmt: skip
+        return _Loss("retrieval", "collapse", f"{detail}; it did not reach the context")
+    first = _first_rank(gold, trace.retrieved)
+    if first is None:
+        return _Loss("retrieval", "first_stage", "")
+    dropped = _dropped(trace, trace.retrieved[first - 1].chunk.id)
+    if dropped is not None and dropped.reason == "not_relevant":
+        return _Loss("retrieval", "not_relevant", f"first-stage rank {first}, then {dropped.detail}")
+    if trace.reranked and first <= k:  # the reranker (or diversity) picked the top k from deeper candidates
+        return _Loss("retrieval", "rerank", f"first-stage rank {first}, then the reranker moved it below the top {k}")
+    if first > k:
+        return _Loss("retrieval", "first_stage", f"found at rank {first}")
+    return _Loss("retrieval", "first_stage", "")
+
+
 def _answer_path(label: Label, trace: Trace, top: list[Candidate], k: int, indexed: Sequence[Chunk]) -> list[Finding]:
     out: list[Finding] = []
     answers = label.answers
     lost = [g for g in answers if not any(g.held_by(c) for c in indexed)]
     if lost:
         what = f"{len(lost)} of {len(answers)} answer phrases are" if len(answers) > 1 else "the answer is"
-        out.append(
-            Finding("ingestion", "missed_evidence", f"{what} whole in no indexed chunk: {_short(lost[0].evidence)!r}")
-        )
+        detail = f"{what} whole in no indexed chunk: {_short(lost[0].evidence)!r}"
+        out.append(Finding("ingestion", "missed_evidence", detail, "chunking"))
     present = [g for g in answers if g not in lost]
     if not present:
         return out
     ranks = {g: _first_rank(g, top) for g in present}
-    missing = [g for g in present if ranks[g] is None]
-    if missing:
-        if len(missing) < len(present):
+    shown = {g: any(g.held_by(c.chunk) for c in trace.context) for g in present}
+    missing = [g for g in present if ranks[g] is None and not shown[g]]  # a folded neighbour may have shown it
+    losses = {g: _loss(g, trace, top, k) for g in missing}
+    unlisted = [g for g in missing if losses[g].stage == "retrieval"]
+    if unlisted:
+        loss = losses[unlisted[0]]
+        if len(unlisted) < len(present):
             detail = (
-                f"{len(missing)} of {len(present)} answer phrases not in the top {k}: {_short(missing[0].evidence)!r}"
+                f"{len(unlisted)} of {len(present)} answer phrases not in the top {k}: {_short(unlisted[0].evidence)!r}"
             )
         elif not top:
             detail = f"answer not in the top {k}; nothing was retrieved"
         else:
             detail = f"answer not in the top {k}; rank 1 is {top[0].chunk.id}"
-        deeper = [r for g in missing if (r := _first_rank(g, trace.retrieved)) is not None and r > k]
-        if deeper:
-            detail += f"; found at rank {min(deeper)}"
-        detail += _collapsed_away(missing, top, trace)
+        detail += f"; {loss.detail}" if loss.detail else ""
         scope = _scope_of(trace)
-        if scope is not None and not any(g.held_by(c) and scope.allows_chunk(c) for g in missing for c in indexed):
+        if scope is not None and not any(g.held_by(c) and scope.allows_chunk(c) for g in unlisted for c in indexed):
             detail += "; it is only in chunks outside the scope"
-        out.append(Finding("retrieval", "missed_evidence", detail))
+        out.append(Finding("retrieval", "missed_evidence", detail, loss.cause))
     found = sorted(r for r in ranks.values() if r is not None)
-    if not found:
-        return out
-    if label.grade_of(top[0].chunk) == 0:
+    if found and label.grade_of(top[0].chunk) == 0:
         out.append(
             Finding("retrieval", "irrelevant_match", f"answer outranked: rank {found[0]}; rank 1 is {top[0].chunk.id}")
         )
-    context_has = {g: any(g.held_by(c.chunk) for c in trace.context) for g in present if ranks[g] is not None}
-    gone = [g for g, ok in context_has.items() if not ok]
+    gone = [g for g in present if ranks[g] is not None and not shown[g]]
+    folded_out = [g for g in missing if losses[g].stage == "context"]
     if gone:
         rank = ranks[gone[0]] or 0
-        cand = top[rank - 1]
-        why = next((d for d in trace.dropped if d.chunk_id == cand.chunk.id), None)
-        reason = f" ({why.reason}{': ' + why.detail if why.detail else ''})" if why else ""
-        out.append(
-            Finding("context", "missed_evidence", f"retrieved at rank {rank} but dropped before the prompt{reason}")
-        )
-    elif trace.abstained:
-        out.append(
-            Finding(
-                "generation", "missed_evidence", f"abstained although the context held the answer (rank {found[0]})"
-            )
-        )
+        why = _dropped(trace, top[rank - 1].chunk.id)
+        detail = f"retrieved at rank {rank} but dropped before the prompt{_why(why)}"
+        cause = why.reason if why is not None else ""
+        stage = "retrieval" if cause == "not_relevant" else "context"  # the reranker's min_score: a retrieval step
+        out.append(Finding(stage, "missed_evidence", detail, cause))
+    elif folded_out:
+        loss = losses[folded_out[0]]
+        out.append(Finding("context", "missed_evidence", loss.detail, loss.cause))
+    elif trace.abstained and any(shown.values()):
+        where = f"rank {found[0]}" if found else "a same-page neighbour of a listed chunk"
+        detail = f"abstained although the context held the answer ({where})"
+        out.append(Finding("generation", "missed_evidence", detail, "generation"))
     return out
-
-
-def _collapsed_away(missing: Sequence[Gold], top: Sequence[Candidate], trace: Trace) -> str:
-    """Names the chunk holding a missing answer that collapsing folded into a listed chunk of its page."""
-    for rank, kept in enumerate(top, 1):
-        for folded in kept.folded:
-            if any(g.held_by(folded.chunk) for g in missing):
-                pages = folded.chunk.location.pages
-                where, unit = (f"page {pages[0]}", "page") if pages else ("its document", "document")
-                shown = any(c.chunk.id == folded.chunk.id for c in trace.context)
-                fate = "it reached the context as a same-page neighbour" if shown else "it did not reach the context"
-                return (
-                    f"; collapsed away: {folded.chunk.id} holds it but shares {where} with rank {rank} "
-                    f"({kept.chunk.id}), and retrieval.collapse keeps one chunk per {unit} in the list; {fate}"
-                )
-    return ""
 
 
 def _stale(top: list[Candidate], day: date) -> list[Finding]:
@@ -264,4 +325,4 @@ def label_counts(rows: Iterable[Any]) -> Counter[tuple[str, str]]:
     return counts
 
 
-__all__ = ["LABELS", "MIN_WORD_SUPPORT", "STAGES", "diagnose", "label_counts"]
+__all__ = ["CAUSES", "LABELS", "MIN_WORD_SUPPORT", "STAGES", "diagnose", "label_counts"]

@@ -247,6 +247,8 @@ class LabOptions(_Open):
     units: list[str]
     methods: list[str]
     legs: list[str]
+    default_method: str  # the settings' retrieval method: what the lab searches with unless told otherwise
+    default_legs: list[str]  # a hybrid's configured legs
     default_chunking: dict[str, Any] | None
     scope: dict[str, Any]
     values: dict[str, list[str]]

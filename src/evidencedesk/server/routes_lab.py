@@ -14,7 +14,7 @@ from fastapi import APIRouter, Request
 
 from evidencedesk import AskStream, Label, Scope
 from evidencedesk.constants import CHUNKERS, LEGS, METHODS, UNITS
-from evidencedesk.desk import candidate_rows, leg_names, searcher_tokenizer
+from evidencedesk.desk import candidate_rows, hybrid_legs, leg_names, searcher_tokenizer
 from evidencedesk.server.access import Caller
 from evidencedesk.server.deps import CallerDep, StateDep, check_k, check_text, refuse, scope_for
 from evidencedesk.server.labels import label_summary, visible_labels
@@ -47,6 +47,8 @@ def options(state: StateDep, caller: CallerDep) -> dict[str, Any]:
         "units": list(UNITS),
         "methods": list(METHODS),
         "legs": list(LEGS),
+        "default_method": state.settings.retrieval.method,
+        "default_legs": list(hybrid_legs(state.settings)),
         "default_chunking": build.chunking if build else None,
         "scope": caller.scope.to_dict(),
         "values": values,
@@ -93,7 +95,8 @@ def _prepare(state: ServiceState, caller: Caller, body: LabSearchRequest) -> _La
     if body.chunker is None:
         return _Lab(query, label, scope, None, state.desk.searcher(body.method, body.legs))
     corpus = state.corpus(body.chunker.to_chunking())
-    return _Lab(query, label, scope, corpus, state.corpus_searcher(corpus, body.method or "bm25", body.legs))
+    method = body.method or state.settings.retrieval.method
+    return _Lab(query, label, scope, corpus, state.corpus_searcher(corpus, method, body.legs))
 
 
 def _allowed_count(state: ServiceState, lab: _Lab) -> int:
@@ -112,8 +115,8 @@ def lab_search(body: LabSearchRequest, state: StateDep, caller: CallerDep) -> di
     assert body.k is not None  # with_defaults filled it in
     if lab.corpus is None:
         results = state.desk.search(lab.query, body.k, body.method, lab.scope, body.legs)
-    else:
-        results = lab.searcher.search(lab.query, body.k, lab.scope)
+    else:  # the same first stage (collapsing, diversity) over the re-chunked corpus
+        results = state.desk.first_stage(over=lab.searcher).search(lab.query, body.k, lab.scope)
     rows = candidate_rows(results, lab.query, searcher_tokenizer(lab.searcher))
     for row, cand in zip(rows, results, strict=True):
         row["grade"] = lab.label.grade_of(cand.chunk) if lab.label else None

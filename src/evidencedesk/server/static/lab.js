@@ -125,17 +125,19 @@ async function load() {
   try {
     options = await api("/lab/options");
     $("caller").textContent = `as ${options.caller}`;
-    fill($("method"), options.methods, "bm25");
-    fill($("eval-method"), options.methods, "bm25");
+    // the settings' method and legs (a hybrid by default), so the lab ranks as search, ask and eval do
+    fill($("method"), options.methods, options.default_method);
+    fill($("eval-method"), options.methods, options.default_method);
     fill($("unit"), options.units, options.default_chunking?.unit || "words");
     clear($("chunker")).append(el("option", { value: "" }, "as stored"), ...options.chunkers.map((c) => el("option", { value: c }, c)));
     if (options.default_chunking) $("size").value = options.default_chunking.size;
     clear($("legs")).append(
       el("legend", {}, "Hybrid legs"),
       ...options.legs.map((leg) =>
-        el("label", { class: "check" }, el("input", { type: "checkbox", value: leg, checked: leg === "bm25" || leg === "dense" }), leg),
+        el("label", { class: "check" }, el("input", { type: "checkbox", value: leg, checked: options.default_legs.includes(leg) }), leg),
       ),
     );
+    $("legs").hidden = $("method").value !== "hybrid";
     scopeBoxes(options.values);
     const questions = await api("/lab/questions");
     clear($("question")).append(
