@@ -15,8 +15,10 @@ by page, without a reranker. For each question:
 - with --answers, the extractive generator answers and the answer states a gold figure.
 
 The headline is the share of questions whose gold page reaches the context among those whose gold
-page is in the top 10. Per-question rows go to --out (JSON) so two runs can be compared; the table is
-printed and written to its section of bench/RESULTS.md unless --no-append.
+page is in the top 10. With --sweep, the context is also assembled without trimming and with each
+``unit_share`` listed (``answer.context.assemble``), at top 5 and top 10: how its default was chosen.
+Per-question rows go to --out (JSON) so two runs can be compared; the tables are printed and written
+to their section of bench/RESULTS.md unless --no-append.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import argparse
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -46,42 +49,58 @@ REPO = Path(__file__).resolve().parents[1]
 SECTION = "## FinanceBench: the gold page from retrieval to the context"
 
 
-def question_rows(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int, int]:
-    files = sorted((args.data / "pdfs").glob("*.pdf"))
-    settings = Settings()
-    chunks = [c for d in documents(files, args.cache_dir) for c in chunk_document(d, settings.chunker.to_chunking())]
-    questions = [json.loads(line) for line in (args.data / "questions.jsonl").read_text(encoding="utf-8").splitlines()
-                 if line.strip()]  # fmt: skip
-    params = searcher_params(settings, args.method, args.cache_dir / "embeddings.sqlite")
-    searcher = collapsed(make_searcher(args.method, chunks, **params), "page")
-    scope = settings.scope.to_scope()
-    options = context_options(settings)
+class Bench:
+    """The collection, its collapsed BM25 searcher and the questions, built once."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.files = sorted((args.data / "pdfs").glob("*.pdf"))
+        settings = Settings()
+        config = settings.chunker.to_chunking()
+        self.chunks = [c for d in documents(self.files, args.cache_dir) for c in chunk_document(d, config)]
+        lines = (args.data / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+        self.questions = [json.loads(line) for line in lines if line.strip()]
+        params = searcher_params(settings, args.method, args.cache_dir / "embeddings.sqlite")
+        self.searcher = collapsed(make_searcher(args.method, self.chunks, **params), "page")
+        self.scope = settings.scope.to_scope()
+        self.options = context_options(settings)
+
+
+def on_gold_page(q: dict[str, Any]) -> Callable[[Chunk], bool]:
+    """Whether a chunk comes from the question's filing and lies on an evidence page."""
+    filing = doc_id_from_path(q["doc_name"] + ".pdf")
+    gold = {int(e["evidence_page_num"]) + 1 for e in q["evidence"]}
+    return lambda c: c.doc_id == filing and bool(chunk_pages(c) & gold)
+
+
+def reach(bench: Bench, q: dict[str, Any], k: int, generator: Any = None, **context: Any) -> dict[str, Any]:
+    """Whether the gold page and a gold figure reach the context of one question."""
+    on_gold = on_gold_page(q)
+    top = bench.searcher.search(q["question"], 10, bench.scope)
+    prepared = prepare(q["question"], bench.searcher, generator, bench.scope, k=k, **bench.options, **context)
+    context_text = "\n".join(c.chunk.parent_text or c.chunk.text for c in prepared.context)
+    found, total = figures_found(context_text, q["answer"])
+    return {
+        "id": q["financebench_id"],
+        "top10": next((i for i, c in enumerate(top, 1) if on_gold(c.chunk)), None),
+        "in_context": any(on_gold(c.chunk) for c in prepared.context),
+        "figure_in_context": None if total == 0 else found > 0,
+        "context_tokens": prepared.trace.context_tokens,
+        "dropped": [d.to_dict() for d in prepared.trace.dropped],
+        "prepared": prepared,
+    }
+
+
+def question_rows(bench: Bench, args: argparse.Namespace) -> list[dict[str, Any]]:
     generator: Any = None
-    by_id = {c.id: c for c in chunks}
+    by_id = {c.id: c for c in bench.chunks}
     if args.answers:
         from evidencedesk.answer.generators import get_generator
 
         generator = get_generator("extractive")
     rows = []
-    for q in questions:
-        filing = doc_id_from_path(q["doc_name"] + ".pdf")
-        gold = {int(e["evidence_page_num"]) + 1 for e in q["evidence"]}
-
-        def on_gold(c: Chunk, filing: str = filing, gold: set[int] = gold) -> bool:
-            return c.doc_id == filing and bool(chunk_pages(c) & gold)
-
-        top = searcher.search(q["question"], 10, scope)
-        prepared = prepare(q["question"], searcher, generator, scope, k=args.k, **options)
-        context_text = "\n".join(c.chunk.parent_text or c.chunk.text for c in prepared.context)
-        found, total = figures_found(context_text, q["answer"])
-        row: dict[str, Any] = {
-            "id": q["financebench_id"],
-            "top10": next((i for i, c in enumerate(top, 1) if on_gold(c.chunk)), None),
-            "in_context": any(on_gold(c.chunk) for c in prepared.context),
-            "figure_in_context": None if total == 0 else found > 0,
-            "context_tokens": prepared.trace.context_tokens,
-            "dropped": [d.to_dict() for d in prepared.trace.dropped],
-        }
+    for q in bench.questions:
+        row = reach(bench, q, args.k, generator)
+        prepared = row.pop("prepared")
         if generator is not None:
             from evidencedesk.answer.pipeline import finish
 
@@ -90,7 +109,28 @@ def question_rows(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int, 
             got, total = figures_found("" if checked.abstained else checked.answer, q["answer"])
             row["answer_figure"] = None if total == 0 else got > 0
         rows.append(row)
-    return rows, len(files), len(chunks)
+    return rows
+
+
+def sweep(bench: Bench, shares: list[float]) -> list[str]:
+    """Table lines: gold page and gold figure in the context without trimming and per ``unit_share``."""
+    variants: list[tuple[str, dict[str, Any]]] = [("no trimming", {"trim": False})]
+    variants += [(f"unit_share {s:g}", {"unit_share": s}) for s in shares]
+    lines = [
+        "| context | top 5: gold page in context (of top 10) | top 5: gold figure in context "
+        "| top 10: gold page in context (of top 10) | top 10: gold figure in context |",
+        "|---|---|---|---|---|",
+    ]
+    for name, context in variants:
+        cells = []
+        for k in (5, 10):
+            rows = [reach(bench, q, k, **context) for q in bench.questions]
+            listed = [r for r in rows if r["top10"] is not None]
+            figured = [r for r in rows if r["figure_in_context"] is not None]
+            cells += [share(sum(r["in_context"] for r in listed), len(listed)),
+                      share(sum(bool(r["figure_in_context"]) for r in figured), len(figured))]  # fmt: skip
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def share(part: int, whole: int) -> str:
@@ -108,8 +148,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--label", default="this build", help="the row's name in the table")
     ap.add_argument("--results", type=Path, default=REPO / "bench" / "RESULTS.md")
     ap.add_argument("--no-append", action="store_true")
+    ap.add_argument("--sweep", default="", help="comma-separated unit_share values to compare (and no trimming)")
     args = ap.parse_args(argv)
-    rows, n_files, n_chunks = question_rows(args)
+    bench = Bench(args)
+    rows = question_rows(bench, args)
+    n_files, n_chunks = len(bench.files), len(bench.chunks)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(rows, indent=1), encoding="utf-8")
@@ -150,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         "Dropped before the prompt, all questions: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())),
         "",
     ])  # fmt: skip
+    if args.sweep:
+        shares = [float(x) for x in args.sweep.split(",") if x.strip()]
+        text += "\n".join(["How the context is filled (same list; no answers):", "", *sweep(bench, shares), ""]) + "\n"
     print(text)
     if not args.no_append:
         write_section(args.results, SECTION, text)

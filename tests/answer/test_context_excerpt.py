@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+import pytest
+
 from evidencedesk.answer.context import assemble, count_tokens, render
 from evidencedesk.answer.excerpt import excerpt, pieces, render_pieces
 from evidencedesk.answer.generators.base import Generation
@@ -136,3 +138,19 @@ def test_lists_at_093_overlap_with_other_numbers_survive_the_default_threshold()
     assert out.ids == [domestic.id, international.id]
     twin = make_chunk("bb:c3", f"International {words} 969 stores 44 percent")
     assert [d.reason for d in assemble(as_candidates([domestic, twin])).dropped] == ["duplicate"]
+
+
+def test_unit_share_caps_the_first_round_of_best_units() -> None:
+    def sentences(n: int) -> str:
+        return " ".join(f"Adjusted margin of unit {n} rose in week {100 * n + w}." for w in range(20))
+
+    big = [make_chunk(f"big{n}:c0", sentences(n)) for n in range(3)]
+    cands = as_candidates([*big, TABLE])
+    every = assemble(cands, budget_tokens=500, question=QUESTION)
+    assert every.ids == [*(c.id for c in big), TABLE.id]  # each one's best unit went in first
+    assert "2,018" in every.candidates[-1].chunk.text
+    whole_first = assemble(cands, budget_tokens=500, question=QUESTION, unit_share=0.0)
+    assert whole_first.ids == [big[0].id, big[1].id]  # best first grew into the budget before the table's turn
+    assert ("amcor:c13", "budget") in [(d.chunk_id, d.reason) for d in whole_first.dropped]
+    with pytest.raises(ValueError, match="unit_share"):
+        assemble(cands, unit_share=1.5)

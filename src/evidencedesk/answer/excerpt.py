@@ -9,7 +9,8 @@ the chunk's number of units and ``df`` how many of them hold the word; a word ev
 order.
 
 ``excerpt`` adds units best first while the excerpt still ``fits`` (a caller's test, e.g. the
-context's token budget); smaller units after one that did not fit may still go in. The excerpt keeps
+context's token budget); shorter units after one that did not fit may still go in (a unit at least as
+long as one that did not fit is not tried). The excerpt keeps
 reading order, each kept row under its table's header (and caption), each kept unit under the headings
 in effect above it; nothing is reworded, so every kept sentence or row is verbatim chunk text.
 """
@@ -20,6 +21,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from evidencedesk.answer.units import split_sentences
 from evidencedesk.documents import Chunk
@@ -180,9 +182,15 @@ def with_text(chunk: Chunk, text: str) -> Chunk:
 
 def _read(chunk: Chunk, question: str) -> tuple[list[Piece], list[int], list[float]]:
     """The chunk's pieces, the positions of its units among them, and each unit's score."""
-    parts = pieces(chunk.parent_text or chunk.text, chunk.kind)
+    parts, at, scores = _read_text(chunk.parent_text or chunk.text, chunk.kind, question)
+    return list(parts), list(at), list(scores)
+
+
+@lru_cache(maxsize=512)
+def _read_text(text: str, kind: str, question: str) -> tuple[tuple[Piece, ...], tuple[int, ...], tuple[float, ...]]:
+    parts = pieces(text, kind)
     at = [i for i, p in enumerate(parts) if p.is_unit]
-    return parts, at, unit_scores(question, [parts[i] for i in at])
+    return tuple(parts), tuple(at), tuple(unit_scores(question, [parts[i] for i in at]))
 
 
 def _cut(chunk: Chunk, parts: list[Piece], at: list[int], chosen: set[int]) -> Excerpt:
@@ -209,9 +217,15 @@ def excerpt(chunk: Chunk, question: str, fits: Callable[[Chunk], bool], matching
         return None
     order = sorted((u for u in range(len(at)) if scores[u] > 0 or not matching_only), key=lambda u: (-scores[u], u))
     chosen: set[int] = set()
+    too_long = math.inf  # the shortest unit that did not fit: a longer one will not fit either
     for u in order:
+        size = len(parts[at[u]].text)
+        if size >= too_long:
+            continue
         if fits(_cut(chunk, parts, at, {*chosen, u}).chunk):
             chosen.add(u)
+        else:
+            too_long = size
     return _cut(chunk, parts, at, chosen) if chosen else None
 
 
