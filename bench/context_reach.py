@@ -195,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     ])  # fmt: skip
     if args.sweep:
         shares = [float(x) for x in args.sweep.split(",") if x.strip()]
-        text += "\n".join(["How the context is filled (same list; no answers):", "", *sweep(bench, shares), ""]) + "\n"
+        lines = ["", "How the context is filled (same list; no answers):", "", *sweep(bench, shares), ""]
+        text += "\n".join(lines) + "\n"
     print(text)
     if not args.no_append:
         write_section(args.results, SECTION, text)

@@ -134,7 +134,8 @@ def assemble(
 
     The budget is spent on units (sentences, table rows under their header: ``answer.excerpt``)
     before whole chunks. With ``trim`` (the default): first every candidate, best first, gets its one
-    unit that best matches ``question`` (a chunk of one unit goes in whole); then, best first again,
+    unit that best matches ``question``, if one shares a word or number with it (a chunk of one unit
+    goes in whole); then, best first again,
     each grows to its whole text if that fits, else to the units that match the question; then the
     neighbours join, and whatever is left goes to matching units, then to any units. A candidate
     shown in part keeps its id (citations and validation read the excerpt as its text) and the trace
@@ -149,6 +150,8 @@ def assemble(
         raise ValueError(f"dedup_threshold: must be in (0, 1] or None, got {dedup_threshold}")
     if order not in ORDERS:
         raise ValueError(f"order: must be one of {', '.join(ORDERS)}, got {order!r}")
+    if not 0.0 <= unit_share <= 1.0:
+        raise ValueError(f"unit_share: must be in [0, 1], got {unit_share}")
     ranked = sorted(candidates, key=lambda c: (-c.score, c.rank))
     dropped: list[Dropped] = []
     survivors: list[Candidate] = []
@@ -166,8 +169,6 @@ def assemble(
                 continue
         survivors.append(cand)
         n_ranked += n < len(ranked)
-    if not 0.0 <= unit_share <= 1.0:
-        raise ValueError(f"unit_share: must be in [0, 1], got {unit_share}")
     fitted = _Budget(survivors, budget_tokens, tokenizer, question, trim, unit_share).fit(n_ranked)
     kept = [c for c in fitted.shown if c is not None]
     dropped += fitted.dropped
