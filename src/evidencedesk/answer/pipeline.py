@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evidencedesk.answer.context import assemble
+from evidencedesk.answer.context import UNIT_SHARE, assemble
 from evidencedesk.answer.gate import AnswerabilityGate
 from evidencedesk.answer.generators.base import Generation, Generator, StreamingGenerator
 from evidencedesk.answer.prompt import build_prompt, prompt_text
@@ -104,13 +104,17 @@ def prepare(
     rewrite: RewriteStep | None = None,
     diversify: Callable[[list[Candidate], int], list[Candidate]] | None = None,
     neighbours: str = NEIGHBOURS_DEFAULT,
+    trim: bool = True,
+    unit_share: float = UNIT_SHARE,
 ) -> Prepared:
     """Rewrite, retrieve inside the scope, rerank and assemble the context (``ask``'s stages before generation).
 
     A collapsed search (``retrieval.collapse``) shows one chunk per page; the chunks of the same page it
     folded away still reach the context stage (``neighbours``): ``after`` considers them once every
     ranked chunk is in (they fill the budget that is left), ``score`` ranks them among the others by
-    their own scores, ``none`` leaves them out.
+    their own scores, ``none`` leaves them out. ``trim`` (``assemble``'s): a candidate too long for the
+    budget left is shown as an excerpt of its units that best match the question, not dropped;
+    ``unit_share`` is ``assemble``'s too.
 
     The trace's prompt is what ``generator`` will be sent: its own ``messages(question, context)``
     when it has them (the language-model generators), else ``build_prompt``'s layout.
@@ -137,10 +141,9 @@ def prepare(
     with trace.timed("context"):
         folds = {c.chunk.id: c.folded for c in retrieved if c.folded}  # a reranker's candidates lose them
         extra = [f for c in final for f in (c.folded or folds.get(c.chunk.id, ()))] if neighbours != "none" else []
-        if neighbours == "score":
-            assembled = assemble([*final, *extra], budget_tokens, floor, dedup_threshold, order)
-        else:
-            assembled = assemble(final, budget_tokens, floor, dedup_threshold, order, neighbours=extra)
+        ranked, after = ([*final, *extra], []) if neighbours == "score" else (final, extra)
+        assembled = assemble(ranked, budget_tokens, floor, dedup_threshold, order, neighbours=after,
+                             question=rewritten.question, trim=trim, unit_share=unit_share)  # fmt: skip
         shown = list(assembled.candidates)
         own = getattr(generator, "messages", None)
         messages = own(rewritten.question, shown) if callable(own) else build_prompt(rewritten.question, assembled)
@@ -209,6 +212,7 @@ def ask(
     diagnose: Callable[[Trace], Sequence[Finding]] | None = None,
     diversify: Callable[[list[Candidate], int], list[Candidate]] | None = None,
     neighbours: str = NEIGHBOURS_DEFAULT,
+    trim: bool = True,
 ) -> tuple[ValidatedAnswer, AskTrace]:
     """Answer ``question`` from the chunks ``searcher`` finds inside ``scope``; return the answer and its trace.
 
@@ -222,7 +226,7 @@ def ask(
     from the whole (reranked) pool of ``candidates``.
     """
     prepared = prepare(question, searcher, generator, scope, k, candidates, reranker, budget_tokens, floor,
-                       dedup_threshold, order, rewrite, diversify, neighbours)  # fmt: skip
+                       dedup_threshold, order, rewrite, diversify, neighbours, trim)  # fmt: skip
     with prepared.trace.timed("generation"):
         generation = generator.generate(prepared.question, prepared.context, prepared.trace.prompt)
     return finish(prepared, generation, generator, chunks_by_id, diagnose)

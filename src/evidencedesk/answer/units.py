@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evidencedesk.answer.context import shown_text
 from evidencedesk.documents import Chunk
 
 _SENTENCE_END = re.compile(r"(?<=[.!?।])\s+(?=[\"'(\[A-Z0-9]|[^\x00-\x7f])")
@@ -98,7 +97,8 @@ def _pieces(text: str, kind: str) -> list[tuple[str, str]]:
 
 def split_units(chunk: Chunk) -> list[Unit]:
     """The quotable units of the text a generator is shown for ``chunk``, in reading order."""
-    return [Unit(text, chunk.id, kind, i) for i, (kind, text) in enumerate(_pieces(shown_text(chunk), chunk.kind))]
+    shown = chunk.parent_text or chunk.text  # context.shown_text (context imports this module, via excerpt)
+    return [Unit(text, chunk.id, kind, i) for i, (kind, text) in enumerate(_pieces(shown, chunk.kind))]
 
 
 __all__ = ["Unit", "split_sentences", "split_units"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from evidencedesk.documents import Chunk
 from evidencedesk.evaluation.labels import Label, chunk_text
 from evidencedesk.retrieval.scope import Scope
-from evidencedesk.text import normalise_space
+from evidencedesk.text.match import holds_phrase, match_form
 
 
 @dataclass(frozen=True)
@@ -29,9 +29,9 @@ class Evidence:
 def gather_evidence(
     batches: Iterable[Sequence[Chunk]], labels: Sequence[Label], scope: Scope | None = None
 ) -> Evidence:
-    """The chunks of ``batches`` that hold a gold phrase (with its companions) of any of ``labels``;
-    with ``scope``, only chunks inside it are kept."""
-    needles = {g.needles for label in labels for g in label.gold}
+    """The chunks of ``batches`` that hold a gold phrase (with its companions, and from its document
+    when it names one) of any of ``labels``; with ``scope``, only chunks inside it are kept."""
+    golds = list(dict.fromkeys(g for label in labels for g in label.gold))
     kept: list[Chunk] = []
     read = in_scope = 0
     for batch in batches:
@@ -40,8 +40,8 @@ def gather_evidence(
             if scope is not None and not scope.allows_chunk(chunk):
                 continue
             in_scope += 1
-            text = normalise_space(chunk_text(chunk))  # as Gold.held_by compares
-            if any(all(n in text for n in group) for group in needles):
+            text = match_form(chunk_text(chunk))  # as Gold.held_by compares
+            if any(g.from_document(chunk) and all(holds_phrase(text, n) for n in g.needles) for g in golds):
                 kept.append(chunk)
     return Evidence(kept, read, in_scope)
 

@@ -2,11 +2,17 @@
 
 A label never names a chunk id (a new chunker would break it). A chunk's grade for a label is the
 best grade among the label's gold phrases that sit whole in the chunk's text together with all
-their ``with`` companions (a table row needs its header). Texts are compared after turning runs of
-whitespace into one space, and nothing else.
+their ``with`` companions (a table row needs its header). Texts are compared in
+``text.match.match_form``: table pipes, Markdown marks, whitespace and line breaks do not count, so
+"Dinner 50 EUR" is found in "| Dinner | 50 EUR |"; a phrase never matches part of a number ("969"
+is not in "1,969").
+
+A label may name its document (``doc``: a document id or a source path), and so may a single gold
+phrase (its own ``doc`` wins): then only chunks of that document hold the phrase. Short evidence such
+as a figure ("969") needs this anchor, or any filing stating the figure would count.
 
 ``labels.jsonl`` holds one JSON object per line: ``id``, ``question``, ``answerable``, ``gold`` (a list
-of ``{"evidence", "grade", "with"}``), and optional ``tags``, ``answer`` and ``reason``.
+of ``{"evidence", "grade", "with", "doc"}``), and optional ``tags``, ``doc``, ``answer`` and ``reason``.
 
 Tags are free-form strings chosen by whoever writes the labels (``paraphrase``, ``de``, ``billing``...):
 evaluation computes a slice for every tag that appears. One tag has a meaning of its own:
@@ -20,22 +26,22 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
-from functools import cached_property, lru_cache
+from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from evidencedesk.documents import Chunk
 from evidencedesk.errors import LabelError
-from evidencedesk.text import normalise_space
+from evidencedesk.text.match import holds_phrase, match_form, names_document
 
 # Tags seen in the bundled example labels, listed first in slice tables; any other tag is just as valid.
 TAGS = ("exact_term", "paraphrase", "bangla", "structured", "stale", "staff", "unanswerable", "multi")
 UNANSWERABLE_TAG = "unanswerable"
 GRADES = (1, 2)
-_LABEL_KEYS = {"id", "question", "tags", "answerable", "gold", "answer", "reason"}
-_REQUIRED = ("id", "question", "answerable", "gold")  # tags, answer and reason may be left out
-_GOLD_KEYS = {"evidence", "grade", "with", "section"}
+_LABEL_KEYS = {"id", "question", "tags", "answerable", "gold", "answer", "reason", "doc"}
+_REQUIRED = ("id", "question", "answerable", "gold")  # tags, doc, answer and reason may be left out
+_GOLD_KEYS = {"evidence", "grade", "with", "section", "doc"}
 
 
 def chunk_text(chunk_or_text: Chunk | str) -> str:
@@ -45,11 +51,6 @@ def chunk_text(chunk_or_text: Chunk | str) -> str:
     return chunk_or_text.parent_text or chunk_or_text.text
 
 
-@lru_cache(maxsize=65536)
-def _normalised(text: str) -> str:
-    return normalise_space(text)
-
-
 @dataclass(frozen=True)
 class Gold:
     """One evidence phrase: grade 2 answers the question, grade 1 is useful context."""
@@ -57,28 +58,41 @@ class Gold:
     evidence: str
     grade: int
     with_: tuple[str, ...] = ()
+    doc: str = ""  # the document (id or source path) the phrase must come from; empty: any
 
     def __post_init__(self) -> None:
-        if not isinstance(self.evidence, str) or not self.evidence.strip():
-            raise ValueError("gold evidence: must be a non-empty string")
+        if not isinstance(self.evidence, str) or not match_form(self.evidence):
+            raise ValueError("gold evidence: must be a non-empty string, more than formatting marks")
         if isinstance(self.grade, bool) or self.grade not in GRADES:
             raise ValueError(f"gold grade: must be 1 or 2, got {self.grade!r}")
         object.__setattr__(self, "with_", tuple(self.with_))
-        if any(not isinstance(w, str) or not w.strip() for w in self.with_):
-            raise ValueError("gold with: every companion phrase must be a non-empty string")
+        if any(not isinstance(w, str) or not match_form(w) for w in self.with_):
+            raise ValueError("gold with: every companion phrase must be a non-empty string, more than formatting marks")
+        if not isinstance(self.doc, str):
+            raise ValueError(f"gold doc: must be a string, got {type(self.doc).__name__}")
 
     @cached_property
     def needles(self) -> tuple[str, ...]:
-        """The phrase and its companions with whitespace runs made single spaces."""
-        return tuple(normalise_space(p) for p in (self.evidence, *self.with_))
+        """The phrase and its companions in ``match_form`` (no pipes, Markdown marks or whitespace runs)."""
+        return tuple(match_form(p) for p in (self.evidence, *self.with_))
 
     def held_by(self, chunk_or_text: Chunk | str) -> bool:
-        """True when the phrase and all its companions sit whole in the text."""
-        text = _normalised(chunk_text(chunk_or_text))
-        return all(n in text for n in self.needles)
+        """True when the phrase and all its companions sit whole in the text (of the named document,
+        when the phrase names one: a bare text, which names no document, is then only read)."""
+        if self.doc and isinstance(chunk_or_text, Chunk) and not self.from_document(chunk_or_text):
+            return False
+        text = match_form(chunk_text(chunk_or_text))
+        return all(holds_phrase(text, n) for n in self.needles)
+
+    def from_document(self, chunk: Chunk) -> bool:
+        """Whether ``chunk`` comes from the document the phrase names (any, when it names none)."""
+        return not self.doc or names_document(self.doc, chunk.doc_id, chunk.source)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"evidence": self.evidence, "grade": self.grade, "with": list(self.with_)}
+        out: dict[str, Any] = {"evidence": self.evidence, "grade": self.grade, "with": list(self.with_)}
+        if self.doc:
+            out["doc"] = self.doc
+        return out
 
 
 @dataclass(frozen=True)
@@ -90,6 +104,7 @@ class Label:
     gold: tuple[Gold, ...] = ()
     answer: str = ""
     reason: str = ""
+    doc: str = ""  # the document (id or source path) the evidence comes from; each gold phrase inherits it
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip():
@@ -97,7 +112,11 @@ class Label:
         if not isinstance(self.question, str) or not self.question.strip():
             raise ValueError(f"label {self.id} question: must be a non-empty string")
         object.__setattr__(self, "tags", tuple(self.tags))
-        object.__setattr__(self, "gold", tuple(self.gold))
+        if not isinstance(self.doc, str):
+            raise ValueError(f"label {self.id} doc: must be a string, got {type(self.doc).__name__}")
+        inherit = self.doc.strip()
+        object.__setattr__(self, "gold", tuple(replace(g, doc=inherit) if inherit and not g.doc else g
+                                               for g in self.gold))  # fmt: skip
         if any(not isinstance(t, str) or not t.strip() for t in self.tags):
             raise ValueError(f"label {self.id} tags: every tag must be a non-empty string, got {list(self.tags)!r}")
         if self.answerable and not any(g.grade == 2 for g in self.gold):
@@ -124,7 +143,12 @@ class Label:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "tags": list(self.tags), "gold": [g.to_dict() for g in self.gold]}
+        out = {**asdict(self), "tags": list(self.tags), "gold": [g.to_dict() for g in self.gold]}
+        if not self.doc:
+            del out["doc"]
+        else:  # the phrases that inherited the label's document say so through the label alone
+            out["gold"] = [{k: v for k, v in g.items() if k != "doc" or v != self.doc} for g in out["gold"]]
+        return out
 
 
 @dataclass(frozen=True)
@@ -201,18 +225,25 @@ class _Line:
             for key in sorted(set(item) - _GOLD_KEYS):
                 self.warn(f"{where}.{key}", f"unknown field, ignored; known: {', '.join(sorted(_GOLD_KEYS))}")
             evidence, grade, with_ = item.get("evidence"), item.get("grade"), item.get("with", [])
+            doc = item.get("doc", "")
             ok = True
             if not isinstance(evidence, str) or not evidence.strip():
                 self.bad(f"{where}.evidence", "missing" if evidence is None else "must be a non-empty string")
                 ok = False
+            elif not match_form(evidence):
+                self.bad(f"{where}.evidence", "holds only formatting marks (pipes, #, *, _): nothing to match")
+                ok = False
             if isinstance(grade, bool) or grade not in GRADES:
                 self.bad(f"{where}.grade", "missing" if grade is None else f"must be 1 or 2, got {grade!r}")
                 ok = False
-            if not isinstance(with_, list) or any(not isinstance(w, str) or not w.strip() for w in with_):
-                self.bad(f"{where}.with", "must be a list of non-empty strings")
+            if not isinstance(with_, list) or any(not isinstance(w, str) or not match_form(w) for w in with_):
+                self.bad(f"{where}.with", "must be a list of non-empty strings (more than formatting marks)")
                 ok = False
-            if ok and isinstance(evidence, str) and isinstance(grade, int):
-                out.append(Gold(evidence, grade, tuple(with_)))
+            if not isinstance(doc, str) or ("doc" in item and not doc.strip()):
+                self.bad(f"{where}.doc", "must be a non-empty string: a document id or source path")
+                ok = False
+            if ok and isinstance(evidence, str) and isinstance(grade, int) and isinstance(doc, str):
+                out.append(Gold(evidence, grade, tuple(with_), doc.strip()))
         return tuple(out)
 
     def label(self) -> Label | None:
@@ -228,6 +259,9 @@ class _Line:
             self.bad("answerable", f"must be true or false, got {answerable!r}")
         gold = self.gold()
         answer, reason = self.string("answer", False), self.string("reason", False)
+        doc = self.string("doc", False)
+        if "doc" in self.obj and isinstance(self.obj["doc"], str) and not doc.strip():
+            self.bad("doc", "must not be empty: a document id or source path")
         if answerable is True and "gold" in self.obj and not self.obj["gold"]:
             self.bad("gold", "an answerable label needs at least one evidence phrase")
         elif answerable is True and gold and not any(g.grade == 2 for g in gold):
@@ -238,7 +272,7 @@ class _Line:
             self.bad("tags", f"tag {UNANSWERABLE_TAG!r} on a label with answerable: true")
         if self.issues:
             return None
-        return Label(id_, question, tags, bool(answerable), gold, answer, reason)
+        return Label(id_, question, tags, bool(answerable), gold, answer, reason, doc.strip())
 
 
 def read_labels(path: str | Path) -> LabelSet:
