@@ -116,7 +116,6 @@ def test_missing_store_is_an_error(tmp_path: Path) -> None:
 
 
 def test_dense_and_default_hybrid_cache_embeddings_in_the_store(store: Path) -> None:
-    pytest.importorskip("evidencedesk.retrieval.dense", reason="dense retrieval module not available")
     code, out, _ = search("how long do I have to send something back", "--store", str(store), "--method", "dense",
                           "--json")  # fmt: skip
     assert code == 0
