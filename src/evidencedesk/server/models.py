@@ -223,6 +223,9 @@ class TraceSummary(_Open):
 
 
 class IngestReportOut(_Open):
+    """What the ingest did; ``unknown_supersedes`` (only when there is one) lists the files whose
+    ``supersedes:`` names no document of their tenant: ``{"path", "doc_id", "supersedes"}``."""
+
     added: list[str]
     updated: list[str]
     unchanged: list[str]
