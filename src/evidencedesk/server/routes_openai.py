@@ -34,9 +34,10 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from evidencedesk.errors import ConfigError, EvidencedeskError, GenerationError, RequestRefused, http_status
+from evidencedesk.errors import ConfigError, EvidencedeskError, ModelBusy, RequestRefused, http_status
 from evidencedesk.server.access import Caller
-from evidencedesk.server.deps import CallerDep, StateDep, check_candidates, check_k, check_text, scope_for
+from evidencedesk.server.asking import AskOrder, ask_for
+from evidencedesk.server.deps import CallerDep, StateDep
 from evidencedesk.server.models import Method, ScopeRequest
 from evidencedesk.server.state import ServiceState
 
@@ -117,6 +118,8 @@ class OpenAIRoute(APIRoute):
                 status = http_status(exc)
                 message = exc.message if isinstance(exc, RequestRefused) else str(exc)
                 headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+                if isinstance(exc, ModelBusy):
+                    headers = {"Retry-After": str(exc.retry_after)}
                 return error_response(status, message, None, _CODES.get(status), headers)
 
         return respond
@@ -353,21 +356,9 @@ def stream_events(result: Mapping[str, Any], model: str, created: int) -> Iterat
 
 
 def answer(state: ServiceState, caller: Caller, body: ChatRequest, question: str, generator: str) -> dict[str, Any]:
-    """``Desk.ask`` with the checks, defaults and bookkeeping of ``POST /ask``: the trace is stored for
-    the caller's key and the answer counted in the metrics."""
-    check_text(state, question, "question")
-    scope = scope_for(caller, body.scope)
-    k = check_k(state, body.k or state.settings.retrieval.k)
-    candidates = check_candidates(state, max(state.settings.retrieval.rerank.candidates, k))
-    try:
-        out = state.desk.ask(
-            question, scope, generator=generator, method=body.method, k=k, candidates=candidates, save=False
-        )
-    except (ImportError, FileNotFoundError, GenerationError) as exc:
-        raise OpenAIError(503, f"generator not available: {exc}") from None
-    state.store.save_trace(out["trace_id"], out, owner=caller.name, keep=state.service.trace_retention)
-    state.metrics.record_ask(out, scope.day)
-    return out
+    """The answer as ``POST /ask`` makes it (``server.asking``): the same checks and limits, the trace
+    stored for the caller's key and the answer counted in the metrics."""
+    return ask_for(state, caller, AskOrder(question, body.scope, generator, body.method, body.k))
 
 
 @router.post(
