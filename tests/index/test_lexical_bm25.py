@@ -224,6 +224,7 @@ def scifact_tokens() -> tuple[list[list[str]], list[list[str]]]:
 
 def test_parity_with_bm25s_lucene(scifact_tokens: tuple[list[list[str]], list[list[str]]]) -> None:
     import bm25s  # a pinned dev dependency: missing, the test fails rather than skips
+
     corpus, queries = scifact_tokens
     ours = BM25Index(corpus, k1=1.5, b=0.75)
     ref = bm25s.BM25(method="lucene", k1=1.5, b=0.75)

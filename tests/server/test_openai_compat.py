@@ -274,9 +274,8 @@ def test_a_keyless_service_serves_a_placeholder_key_as_anonymous(tmp_path: Path)
                 model="evidencedesk", messages=[{"role": "user", "content": QUERY}]
             )
             extra = done.model_extra["evidencedesk"]
-            assert extra["citations"] and {c["doc_id"] for c in extra["citations"]} <= {
-                stored_doc_id("acme", "public")
-            }
+            assert extra["citations"]
+            assert {c["doc_id"] for c in extra["citations"]} <= {stored_doc_id("acme", "public")}
             assert "evidencedesk" in [m.id for m in placeholder_client.models.list()]
             # the anonymous caller owns no trace, with or without a placeholder
             r = httpx.get(f"{url}/traces/{extra['trace_id']}", headers={"X-API-Key": placeholder}, timeout=60)
