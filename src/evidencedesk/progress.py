@@ -19,12 +19,20 @@ Callback = Callable[[int, int, str], None]
 
 @dataclass
 class Meter:
-    """Counts steps of a job of ``total`` and says how fast it goes and how long is left."""
+    """Counts steps of a job of ``total`` and says how fast it goes and how long is left.
+
+    ``clock`` gives the time in seconds (``time.perf_counter`` unless a caller, such as a test,
+    brings its own); the meter starts at the clock's reading when it is made.
+    """
 
     total: int = 0
     done: int = 0
-    started: float = field(default_factory=time.perf_counter)
     callback: Callback | None = None
+    clock: Callable[[], float] = time.perf_counter
+    started: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.started = self.clock()
 
     def update(self, done: int, total: int | None = None, label: str = "") -> None:
         self.done = done
@@ -35,7 +43,7 @@ class Meter:
 
     @property
     def seconds(self) -> float:
-        return time.perf_counter() - self.started
+        return self.clock() - self.started
 
     @property
     def rate(self) -> float:

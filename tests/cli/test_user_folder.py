@@ -169,6 +169,37 @@ def test_search_shows_whole_chunk_ids_and_pages(store: Path) -> None:
     assert pdf_rows[0]["collapsed"] == ["annual-report-2022:c1"]
 
 
+def test_five_search_results_are_short_plain_blocks_at_80_columns(store: Path) -> None:
+    """Piped at 80 columns, five results read as five short blocks (no table, no box drawing): rank,
+    the whole chunk id and score, where the chunk is, why it matched, and two lines of its text."""
+    done = cli("search", QUESTION, "--store", str(store), "--method", "bm25", "--k", "5", cwd=store.parent)
+    assert done.returncode == 0, done.stderr
+    fits(done.stdout)
+    lines = done.stdout.splitlines()
+    assert len(lines) <= 2 + 5 * 6, len(lines)  # a heading line and a blank, then at most six lines a result
+    assert not set("│┃━┏└") & set(done.stdout) and all(line == line.rstrip() for line in lines)
+    rows = json.loads(cli("search", QUESTION, "--store", str(store), "--method", "bm25", "--k", "5", "--json",
+                          cwd=store.parent).stdout)  # fmt: skip
+    starts = [i for i, line in enumerate(lines) if re.match(r"\d+  \S+  score ", line)]
+    assert [lines[i].split()[1] for i in starts] == [r["chunk_id"] for r in rows]  # whole ids, in rank order
+    first = rows[0]
+    block = " ".join(" ".join(lines[starts[0] : starts[1]]).split())
+    assert f"{first['source_path']} · page" in block or f"{first['source_path']} · line" in block
+    prose = next(line for line in first["text"].splitlines() if line.strip() and not line.startswith("#"))
+    assert " ".join(prose.split()[:4]) in block  # the snippet starts where the text does (headings left out)
+
+
+def test_ask_at_80_columns_wraps_the_answer_citations_and_trace(store: Path) -> None:
+    done = cli("ask", QUESTION, "--store", str(store), "--method", "bm25", cwd=store.parent)
+    assert done.returncode == 0, done.stderr
+    fits(done.stdout)
+    lines = done.stdout.splitlines()
+    assert all(line == line.rstrip() for line in lines) and not set("│┃━┏└") & set(done.stdout)
+    cited = lines[lines.index("Citations") + 1]
+    assert cited.startswith("  [annual-report-2022:c")
+    assert re.search(r"^  context +\d+\.\d ms  \d+ chunks", done.stdout, re.M)
+
+
 def test_ask_keeps_the_table_collapsed_behind_the_prose_of_its_page(store: Path) -> None:
     done = cli("ask", QUESTION, "--store", str(store), "--method", "bm25", "--json", cwd=store.parent)
     assert done.returncode == 0, done.stderr

@@ -45,3 +45,35 @@ def test_explicit_config_and_errors(in_tmp: Path) -> None:
     assert "context.budget: unknown key" in bad.output
     missing = CliRunner().invoke(app, ["config", "show", "--config", "nope.yaml"])
     assert missing.exit_code == 2 and "not found" in missing.output
+
+
+def test_each_leg_is_shown_with_its_own_fields(in_tmp: Path) -> None:
+    import typing
+
+    import yaml
+
+    from evidencedesk.cli.config_cmd import LEG_FIELDS
+    from evidencedesk.config import LegSettings
+
+    assert set(LEG_FIELDS) == set(typing.get_args(LegSettings.model_fields["method"].annotation))
+    (in_tmp / "legs.yaml").write_text(
+        "retrieval:\n  legs:\n    - method: bm25\n      k1: 1.2\n    - method: dense\n      model: bge-small\n"
+        "    - method: lsa\n    - method: tfidf\n      stopwords: english\n",
+        encoding="utf-8",
+    )
+    res = CliRunner().invoke(app, ["config", "show", "--config", "legs.yaml"])
+    assert res.exit_code == 0, res.output
+    legs = yaml.safe_load(res.stdout)["retrieval"]["legs"]
+    assert legs == [
+        {"method": "bm25", "depth": 100, "k1": 1.2, "b": 0.75, "stem": True, "stopwords": "auto", "language": "auto",
+         "contextual": True},
+        {"method": "dense", "depth": 100, "model": "bge-small", "contextual": True},
+        {"method": "lsa", "depth": 100, "rank": 100},
+        {"method": "tfidf", "depth": 100, "stem": True, "stopwords": "english", "language": "auto"},
+    ]  # fmt: skip
+    # --json keeps every field of every leg (the settings' own JSON), and the shown YAML reads back the same
+    full = json.loads(CliRunner().invoke(app, ["config", "show", "--config", "legs.yaml", "--json"]).stdout)
+    assert all("k1" in leg and "model" in leg for leg in full["retrieval"]["legs"])
+    (in_tmp / "shown.yaml").write_text(res.stdout, encoding="utf-8")
+    again = json.loads(CliRunner().invoke(app, ["config", "show", "--config", "shown.yaml", "--json"]).stdout)
+    assert again == full

@@ -6,7 +6,6 @@ import gzip
 import json
 import math
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +15,8 @@ from evidencedesk.index.bm25 import BM25Index, lucene_idf
 from evidencedesk.retrieval.lexical import BM25Searcher
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.text.tokenizer import Tokenizer
+from tests.support.paths import SCIFACT, require_dataset
 
-SCIFACT = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "scifact"
 EVERYTHING = Scope.everything()
 WORDS = [
     "alpha",
@@ -213,8 +212,7 @@ def test_updates_keep_the_scope_masks_current() -> None:
 # -- parity with the reference implementations ---------------------------------------------------------------
 @pytest.fixture(scope="module")
 def scifact_tokens() -> tuple[list[list[str]], list[list[str]]]:
-    if not (SCIFACT / "corpus.jsonl.gz").exists():
-        pytest.skip(f"SciFact not found at {SCIFACT}: parity tests need the BEIR corpus there")
+    require_dataset(SCIFACT / "corpus.jsonl.gz", "the bm25s and rank_bm25 parity tests")
     tok = Tokenizer()
     with gzip.open(SCIFACT / "corpus.jsonl.gz", "rt", encoding="utf-8") as f:
         docs = [json.loads(line) for _, line in zip(range(400), f, strict=False)]
@@ -225,7 +223,8 @@ def scifact_tokens() -> tuple[list[list[str]], list[list[str]]]:
 
 
 def test_parity_with_bm25s_lucene(scifact_tokens: tuple[list[list[str]], list[list[str]]]) -> None:
-    bm25s = pytest.importorskip("bm25s")
+    import bm25s  # a pinned dev dependency: missing, the test fails rather than skips
+
     corpus, queries = scifact_tokens
     ours = BM25Index(corpus, k1=1.5, b=0.75)
     ref = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
@@ -253,7 +252,7 @@ def test_parity_with_bm25s_lucene(scifact_tokens: tuple[list[list[str]], list[li
 
 
 def test_parity_with_rank_bm25_given_lucene_idf(scifact_tokens: tuple[list[list[str]], list[list[str]]]) -> None:
-    rank_bm25 = pytest.importorskip("rank_bm25")
+    import rank_bm25  # a pinned dev dependency
 
     class LuceneOkapi(rank_bm25.BM25Okapi):  # BM25Okapi floors a Robertson idf; give it Lucene's instead
         def _calc_idf(self, nd: dict[str, int]) -> None:

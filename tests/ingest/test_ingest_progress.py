@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -24,16 +23,42 @@ def _folder(tmp_path: Path, n: int = 6) -> Path:
     return folder
 
 
+class StepClock:
+    """A clock that reads what the test sets."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_meter_reports_rate_and_time_left() -> None:
     calls: list[tuple[int, int, str]] = []
-    meter = Meter(10, started=time.perf_counter() - 2.0, callback=lambda d, t, label: calls.append((d, t, label)))
-    assert meter.rate == 0.0 and meter.seconds_left is None
+    clock = StepClock(100.0)
+    meter = Meter(10, callback=lambda d, t, label: calls.append((d, t, label)), clock=clock)
+    assert meter.started == 100.0
+    clock.now = 102.0
+    assert meter.rate == 0.0 and meter.seconds_left is None  # no step yet
     meter.update(4, label="a.md")
     assert calls == [(4, 10, "a.md")]
-    assert meter.rate > 0 and meter.seconds_left is not None
-    assert 1.9 < 4 / meter.rate < 2.5 and 2.8 < meter.seconds_left < 3.8  # 4 steps in ~2 s: 6 more take ~3 s
-    summary = meter.summary()
-    assert summary["count"] == 4 and summary["total"] == 10 and summary["per_second"] > 0
+    assert meter.seconds == 2.0 and meter.rate == 2.0  # 4 steps in 2 s
+    assert meter.seconds_left == 3.0  # 6 more at 2 a second
+    assert meter.summary() == {"count": 4, "total": 10, "seconds": 2.0, "per_second": 2.0}
+    meter.update(10)
+    clock.now = 104.0
+    assert meter.rate == 2.5 and meter.seconds_left == 0.0
+    assert meter.summary()["seconds"] == 4.0
+
+
+def test_meter_with_an_unknown_total_has_no_time_left() -> None:
+    clock = StepClock(0.0)
+    meter = Meter(clock=clock)
+    clock.now = 1.0
+    meter.update(3)
+    assert meter.rate == 3.0 and meter.seconds_left is None
+    meter.update(5, total=20)
+    assert meter.seconds_left == 3.0  # 5 steps in 1 s, 15 more to go
 
 
 def test_ingest_reports_progress_and_embed_fills_the_cache(tmp_path: Path) -> None:

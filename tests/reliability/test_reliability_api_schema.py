@@ -1,4 +1,6 @@
-"""schemathesis against the service's own OpenAPI schema, in process (ASGI): no request gets a 5xx.
+"""schemathesis against the service's own OpenAPI schema, in process (ASGI): no request gets a 5xx,
+and every answer matches the schema (a documented status code and content type, a body that
+validates against the response's schema).
 
 Both valid requests and ones that break the schema (wrong types, out-of-range numbers, missing
 fields: schemathesis's negative mode) are sent, each with the admin key and without any key. What
@@ -16,6 +18,12 @@ from pathlib import Path
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
+from schemathesis.checks import (
+    content_type_conformance,
+    not_a_server_error,
+    response_schema_conformance,
+    status_code_conformance,
+)
 from schemathesis.config import SchemathesisConfig
 
 from evidencedesk.chunking.config import ChunkingConfig
@@ -63,6 +71,7 @@ SERVICE = parse_service_settings(
 )
 APP = create_app(ServiceState(_store(_root), Settings(), SERVICE), close_on_shutdown=False)
 CONFIG = SchemathesisConfig.from_dict({"generation": {"mode": "all"}})  # valid and invalid requests alike
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 schema = schemathesis.openapi.from_asgi("/openapi.json", APP, config=CONFIG)
 
 
@@ -80,3 +89,4 @@ def test_no_request_gets_a_server_error(case: schemathesis.Case) -> None:
         COUNTS["schemathesis: requests"] += 1
         COUNTS[f"schemathesis: {response.status_code // 100}xx answers"] += 1
         assert response.status_code < 500, f"{case.method} {case.path}: {response.status_code} {response.text[:500]}"
+        case.validate_response(response, checks=CHECKS)

@@ -60,7 +60,6 @@ def test_methods_listed() -> None:
 
 
 def test_dense_and_default_hybrid() -> None:
-    pytest.importorskip("evidencedesk.retrieval.dense", reason="dense retrieval module not available")
     dense = make_searcher("dense", fare_chunks())
     assert dense.name == "dense"
     assert all(c.chunk.metadata.status == "current" for c in dense.search("baggage allowance", 6))

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from evidencedesk.documents import Chunk
+from evidencedesk.retrieval.dense import DenseSearcher
 from evidencedesk.retrieval.hybrid import HybridSearcher
 from evidencedesk.retrieval.lexical import BM25Searcher, LsaSearcher, TfidfSearcher
 from evidencedesk.retrieval.post_filter import post_filter
@@ -73,8 +74,7 @@ def dense_count(searcher, chunks: list[Chunk], query: str) -> int:
 
 
 def _dense(chunks: list[Chunk]):
-    dense = pytest.importorskip("evidencedesk.retrieval.dense", reason="dense retrieval module not available")
-    return dense.DenseSearcher(chunks, embedder=MemoEmbedder())
+    return DenseSearcher(chunks, embedder=MemoEmbedder())
 
 
 def _check(results: list, k: int, expected: int, query: str) -> None:

@@ -48,6 +48,13 @@ def ask(url: str, name: str, question: str = QUERY, **kw: Any) -> Any:
     )
 
 
+def extra_answer(url: str, trace_id: str) -> str:
+    """The validated answer stored in the trace (the chat text adds its sources after it)."""
+    r = httpx.get(f"{url}/traces/{trace_id}", headers={"X-API-Key": KEYS["acme-staff"]}, timeout=60)
+    assert r.status_code == 200, r.text
+    return str(r.json()["answer"])
+
+
 def allowed_docs(name: str) -> set[str]:
     tenants, audiences = SCOPES[name]
     return {stored_doc_id(t, a) for t in tenants for a in audiences}
@@ -66,6 +73,11 @@ def test_an_answer_carries_its_citations_as_markers_and_in_the_extra_field(servi
         assert f"[{cid}]" in choice.message.content
     assert {c["doc_id"] for c in extra["citations"]} <= allowed_docs("acme-staff")
     assert all(c["title"] and c["source"] for c in extra["citations"])
+    # chat front ends show the text only: it names each citation's file and place in it
+    answer, _, listed = choice.message.content.partition("\n\nSources:\n")
+    assert answer == extra_answer(service, extra["trace_id"])
+    assert listed.splitlines() == [f"- [{c['chunk_id']}] {c['source']}: {c['location']}" for c in extra["citations"]]
+    assert all(c["source"].endswith(".md") and "lines" in c["location"] for c in extra["citations"])
     assert done.id == f"chatcmpl-{extra['trace_id']}"
     # the trace is stored as on /ask, for the key that asked
     trace = httpx.get(f"{service}/traces/{extra['trace_id']}", headers={"X-API-Key": KEYS["acme-staff"]}, timeout=60)
@@ -113,7 +125,7 @@ def test_an_abstention_is_an_ordinary_answer(service: str) -> None:
             done = ask(service, "acme-staff", ABSENT)
             text, extra = done.choices[0].message.content, done.model_extra["evidencedesk"]
         assert extra["abstained"] is True and extra["abstain_reason"], extra
-        assert text.strip() and extra["citations"] == []
+        assert text.strip() and extra["citations"] == [] and "Sources:" not in text
 
 
 @pytest.mark.parametrize("name", ["acme-public", "acme-staff", "globex-staff", "initech-public"])
@@ -157,7 +169,8 @@ def test_a_bad_key_gets_401_in_the_openai_shape(service: str) -> None:
         )
     assert caught.value.status_code == 401
     assert caught.value.body == {
-        "message": "unknown API key", "type": "authentication_error", "param": None, "code": "invalid_api_key"
+        "message": "unknown API key: use a key from the service's keys file or send none for the anonymous scope",
+        "type": "authentication_error", "param": None, "code": "invalid_api_key",
     }  # fmt: skip
     with pytest.raises(openai.AuthenticationError):
         list(client(service, key="not-a-key-0123456789").models.list())
@@ -247,3 +260,26 @@ def test_chat_counts_against_the_ask_rate_limit(tmp_path: Path) -> None:
             ask(url, "acme-public")
         assert caught.value.status_code == 429 and caught.value.response.headers["retry-after"]
         assert caught.value.body["type"] == "rate_limit_error"
+
+
+def test_a_keyless_service_serves_a_placeholder_key_as_anonymous(tmp_path: Path) -> None:
+    """`serve` without a keys file (loopback only): an OpenAI client must send some key, and any key
+    is the anonymous caller it would be without one, with the anonymous scope and nothing more."""
+    store = build_store(tmp_path)
+    keyless = {"allow_anonymous": True, "anonymous_scope": {"tenants": ["acme"]}}  # serve --anonymous-tenant acme
+    with live_service(store, keyless) as url:
+        for placeholder in ("sk-no-key-required", "none"):
+            placeholder_client = openai.OpenAI(base_url=f"{url}/v1", api_key=placeholder, max_retries=0, timeout=120)
+            done = placeholder_client.chat.completions.create(
+                model="evidencedesk", messages=[{"role": "user", "content": QUERY}]
+            )
+            extra = done.model_extra["evidencedesk"]
+            assert extra["citations"]
+            assert {c["doc_id"] for c in extra["citations"]} <= {stored_doc_id("acme", "public")}
+            assert "evidencedesk" in [m.id for m in placeholder_client.models.list()]
+            # the anonymous caller owns no trace, with or without a placeholder
+            r = httpx.get(f"{url}/traces/{extra['trace_id']}", headers={"X-API-Key": placeholder}, timeout=60)
+            assert r.status_code == 404
+        # a malformed header is still refused
+        r = httpx.get(f"{url}/documents", headers={"Authorization": "Basic abc"}, timeout=60)
+        assert r.status_code == 401

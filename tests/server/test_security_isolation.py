@@ -3,15 +3,18 @@
 The routes come from the app itself, so a route added later is probed too (or this test fails
 until a probe for it is written). Each response's raw body and headers are searched for the
 marker words of the documents the caller may not see, after every key has left traces and
-evaluation runs behind for the others to find.
+evaluation runs behind for the others to find. The probe runs over the embedded store and over
+PostgreSQL (which skips without a server, or fails under ``CI``).
 """
 
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from fastapi.routing import APIRoute
@@ -19,7 +22,13 @@ from fastapi.testclient import TestClient
 from starlette.routing import Mount, Route
 
 from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.config import Settings
+from evidencedesk.desk import Desk
+from evidencedesk.server.app import create_app
+from evidencedesk.server.settings import parse_service_settings
+from evidencedesk.server.state import ServiceState
 from evidencedesk.store import Store
+from evidencedesk.store.contract import StoreProtocol
 from tests.support.security import (
     QUERY,
     SCOPES,
@@ -29,6 +38,7 @@ from tests.support.security import (
     build_store,
     note,
     service_settings,
+    write_corpus,
     write_labels,
 )
 from tests.support.server import make_client
@@ -55,13 +65,47 @@ BODIES: dict[str, list[dict[str, Any]]] = {
 }
 
 
+def _ids(store: StoreProtocol) -> dict[str, list[str]]:
+    return {
+        "doc_id": sorted(d.id for d in store.documents()) + ["no-such-doc"],
+        "chunk_id": sorted(c.id for c in store.chunks()) + ["no-such-doc:c0"],
+    }
+
+
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    root = tmp_path_factory.mktemp("three-tenants")
-    store = build_store(root)
+def pg_database(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh PostgreSQL database (its URL) for the module, dropped at its end."""
+    import psycopg
+    from psycopg import sql
+
+    pg_url: str = request.getfixturevalue("pg_url")
+    name = f"evd_iso_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    yield urlsplit(pg_url)._replace(path=f"/{name}").geturl()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The three-tenant store served with every key, on the embedded store or on PostgreSQL."""
+    root = tmp_path_factory.mktemp(f"three-tenants-{request.param}")
     labels = write_labels(root / "labels.jsonl")
-    with make_client(store, service_settings(labels)) as client:
-        yield {"client": client, "store": store}
+    if request.param == "sqlite":
+        store = build_store(root)
+        with Store(store) as db:
+            ids = _ids(db)
+        with make_client(store, service_settings(labels)) as client:
+            yield {"client": client, "ids": ids}
+        return
+    url: str = request.getfixturevalue("pg_database")
+    desk = Desk(url, Settings(), work_dir=root / "work")  # the service's work folder, not the current one
+    desk.ingest(write_corpus(root / "docs"))
+    ids = _ids(desk.store)
+    state = ServiceState(desk, Settings(), parse_service_settings(service_settings(labels)))
+    with TestClient(create_app(state)) as client:
+        yield {"client": client, "ids": ids}
 
 
 def _seed(client: TestClient) -> dict[str, list[str]]:
@@ -121,11 +165,7 @@ def _raw(r: Any) -> str:
 def _probe(world: dict[str, Any]) -> dict[str | None, dict[str, str]]:
     client: TestClient = world["client"]
     made = _seed(client)
-    with Store(world["store"]) as db:
-        values = {
-            "doc_id": sorted(d.id for d in db.documents()) + ["no-such-doc"],
-            "chunk_id": sorted(c.id for c in db.chunks()) + ["no-such-doc:c0"],
-        }
+    values = dict(world["ids"])
     values.update(trace_id=made["trace_id"] + ["ffffffffffff"], run_id=made["run_id"] + ["999999"])
     seen: dict[str | None, dict[str, str]] = {}
     for name in CALLERS:

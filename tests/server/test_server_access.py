@@ -11,7 +11,7 @@ from evidencedesk.config import ConfigError
 from evidencedesk.documents import Metadata
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.server.access import AccessError, Caller, KeyRing, covers, record_visible, request_scope
-from evidencedesk.server.settings import digest, load_service_settings, parse_service_settings
+from evidencedesk.server.settings import digest, load_service_settings, no_keys_file, parse_service_settings
 from tests.support.server import PUBLIC_KEY
 
 PUBLIC = Caller("public", Scope())
@@ -89,6 +89,31 @@ def test_keyring_compares_digests(monkeypatch: pytest.MonkeyPatch) -> None:
         with pytest.raises(AccessError) as err:
             ring.identify(bad)
         assert err.value.status == 401
+
+
+def test_a_keyless_ring_serves_any_well_formed_key_as_anonymous() -> None:
+    keyless = KeyRing(no_keys_file())
+    assert keyless.keyless
+    for placeholder in (None, "sk-no-key-required", "none", PUBLIC_KEY):
+        assert keyless.identify(placeholder) is keyless.anonymous
+    with pytest.raises(AccessError, match="malformed API key: blank; send a key"):
+        keyless.identify("  ")
+    # with keys configured, an unknown key is refused and the refusal says what to send
+    keyed = KeyRing(parse_service_settings({"allow_anonymous": True, "keys": [{"name": "a", "key": PUBLIC_KEY}]}))
+    assert not keyed.keyless
+    with pytest.raises(AccessError) as err:
+        keyed.identify("sk-no-key-required")
+    assert err.value.message == (
+        "unknown API key: use a key from the service's keys file or send none for the anonymous scope"
+    )
+    closed = KeyRing(parse_service_settings({"allow_anonymous": False}))  # no keys and no anonymous: nobody
+    assert not closed.keyless
+    with pytest.raises(AccessError, match="an API key is required; send a key from the service's keys file as "
+                       "X-API-Key or Authorization: Bearer KEY"):  # fmt: skip
+        closed.identify(None)
+    with pytest.raises(AccessError) as err:
+        closed.identify("sk-no-key-required")
+    assert err.value.status == 401 and err.value.message == "unknown API key: use a key from the service's keys file"
 
 
 def test_settings_errors_name_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

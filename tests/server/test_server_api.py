@@ -51,7 +51,8 @@ def test_anonymous_refused_when_configured(kestrel_store: Path, client_for: Call
         assert r.status_code == 401, (path, r.status_code)
         assert r.headers["www-authenticate"] == "Bearer"
         wrong = c.request(method, path, json=body, headers=headers("not-a-key-at-all-0000"))
-        assert wrong.status_code == 401 and wrong.json()["detail"] == "unknown API key"
+        assert wrong.status_code == 401
+        assert wrong.json()["detail"] == "unknown API key: use a key from the service's keys file"
     assert c.get("/documents", headers={"Authorization": f"Bearer {PUBLIC_KEY}"}).status_code == 200
     assert c.get("/documents", headers=headers(PUBLIC_KEY)).status_code == 200
     # The lab page itself is static and public; its data calls need the key.

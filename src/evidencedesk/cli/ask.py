@@ -24,6 +24,7 @@ from evidencedesk.cli.app import (
     scope_flags,
     store_label,
 )
+from evidencedesk.cli.plain import wrap
 
 
 def _stage_rows(out: dict[str, Any]) -> list[tuple[str, str]]:
@@ -41,7 +42,9 @@ def _stage_rows(out: dict[str, Any]) -> list[tuple[str, str]]:
 def _print_answer(out: dict[str, Any]) -> None:
     title = "[bold yellow]Abstained[/]" if out["abstained"] else "[bold green]Answer[/]"
     console.print(title)
-    console.print(out["answer"], highlight=False, markup=False)
+    width = console.width
+    answer = [line for text in out["answer"].splitlines() for line in (wrap(text, width) if text.strip() else [""])]
+    console.print("\n".join(answer), highlight=False, markup=False, soft_wrap=True)
     outside = out.get("outside_scope") or []
     if outside:
         named = "; ".join(f"{o['doc_id']} ({o['why']})" for o in outside[:3])
@@ -53,15 +56,18 @@ def _print_answer(out: dict[str, Any]) -> None:
         )
     if out["sources"]:
         console.print("\n[bold]Citations[/]")
-        for cid, where in out["sources"].items():
-            console.print(f"  [{cid}] {where['source']} · {where['location']}", highlight=False, markup=False)
-    table = Table(title="trace", show_edge=False)
-    table.add_column("stage")
-    table.add_column("ms", justify="right")
-    table.add_column("what")
-    for stage, what in _stage_rows(out):
-        table.add_row(stage, f"{out['timings'].get(stage, 0.0):.1f}", what)
-    console.print(table)
+        lines = [
+            line
+            for cid, where in out["sources"].items()
+            for line in wrap(f"[{cid}] {where['source']} · {where['location']}", width, "    ", first="  ")
+        ]
+        console.print("\n".join(lines), highlight=False, markup=False, soft_wrap=True)
+    stages = [(stage, f"{out['timings'].get(stage, 0.0):.1f} ms", what) for stage, what in _stage_rows(out)]
+    ms_width = max(len(ms) for _, ms, _ in stages)
+    trace = ["", "Trace"]
+    for stage, ms, what in stages:
+        trace += wrap(what, width, " " * (15 + ms_width), first=f"  {stage:<11}{ms:>{ms_width}}  ")
+    console.print("\n".join(trace), highlight=False, markup=False, soft_wrap=True)
     for f in out["findings"]:
         console.print(f"  [red]{f['stage']}/{f['label']}[/] {f['detail']}", highlight=False)
     console.print(f"trace id: {out['trace_id']}", highlight=False)

@@ -43,6 +43,12 @@ def _print_report(report: IngestReport) -> None:
     for failure in report.failed:
         kept = f" (stored version of {failure['kept']} kept)" if failure.get("kept") else ""
         console.print(f"[red]failed[/] {failure['path']}: {failure['reason']}{kept}", highlight=False)
+    for unknown in report.unknown_supersedes:
+        console.print(
+            f"[yellow]unknown supersedes[/] {unknown['path']}: supersedes {unknown['supersedes']!r}, "
+            "which names no document in the store (check the id)",
+            highlight=False,
+        )
 
 
 def _print_index(done: dict[str, Any]) -> None:

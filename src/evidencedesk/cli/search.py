@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
 from evidencedesk.cli import options as opt
 from evidencedesk.cli.app import (
@@ -20,6 +18,7 @@ from evidencedesk.cli.app import (
     print_json,
     scope_flags,
 )
+from evidencedesk.cli.plain import snippet, wrap
 
 
 def place(location: dict[str, Any]) -> str:
@@ -31,25 +30,26 @@ def place(location: dict[str, Any]) -> str:
     return f"line {first}" if first == last else f"lines {first}-{last}"
 
 
-def _table(rows: list[dict[str, Any]], title: str, legs: list[str]) -> Table:
-    """Rank, chunk id (never cut: it is what ``chunks`` and citations name), score and leg ranks keep their
-    width; the source (path, heading, page or lines) and the shared words wrap."""
-    table = Table(title=title)
-    table.add_column("rank", justify="right", no_wrap=True)
-    table.add_column("chunk id", no_wrap=True, overflow="fold", min_width=max(len(r["chunk_id"]) for r in rows))
-    table.add_column("score", justify="right", no_wrap=True)
-    for leg in legs:
-        table.add_column(f"{leg} rank", justify="right")
-    table.add_column("source", ratio=3, overflow="fold")
-    table.add_column("shared words", ratio=2)
+def result_lines(rows: list[dict[str, Any]], legs: list[str], width: int) -> list[str]:
+    """Each result as a short block: rank, whole chunk id and score; where it is (file, page or lines,
+    headings); the leg ranks and shared words; two lines of its text. Fits ``width`` columns."""
+    out: list[str] = []
+    pad = len(str(rows[-1]["rank"])) + 2
+    indent = " " * pad
     for r in rows:
         loc = r["location"]
         heading = " > ".join(loc["heading_path"]) or "(top)"
-        where = f"{r['source_path']} · {place(loc)} · {heading}"
-        ranks = {p["source"]: str(p["rank"]) for p in r["parts"]}
-        cells = [str(r["rank"]), r["chunk_id"], f"{r['score']:.4f}", *(ranks.get(leg, "-") for leg in legs)]
-        table.add_row(*cells, Text(where), Text(", ".join(r["shared_words"])))  # text, never markup
-    return table
+        out.append(f"{str(r['rank']).rjust(pad - 2)}  {r['chunk_id']}  score {r['score']:.4f}")
+        out += wrap(f"{r['source_path']} · {place(loc)} · {heading}", width, indent)
+        ranks = {p["source"]: p["rank"] for p in r["parts"]}
+        why = [f"{leg} #{ranks[leg]}" if leg in ranks else f"{leg} -" for leg in legs] if len(legs) > 1 else []
+        if r["shared_words"]:
+            why.append("shared: " + ", ".join(r["shared_words"]))
+        if why:
+            out += wrap(" · ".join(why), width, indent)
+        out += snippet(r.get("text") or "", width, indent=indent)
+        out.append("")
+    return out[:-1]
 
 
 @app.command()
@@ -96,4 +96,7 @@ def search(
     if not rows:
         console.print(f"no chunk inside the scope matches {query!r} ({stored} chunks stored)", highlight=False)
         return
-    console.print(_table(rows, f"{method} · {query}", legs_shown))
+    width = console.width
+    head = f"{method} · {query} · {len(rows)} result{'s' if len(rows) != 1 else ''}"
+    lines = [*wrap(head, width), "", *result_lines(rows, legs_shown, width)]
+    console.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)

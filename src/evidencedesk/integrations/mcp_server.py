@@ -14,8 +14,9 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from evidencedesk.errors import AccessError, EvidencedeskError, GenerationError
+from evidencedesk.errors import AccessError, EvidencedeskError, RequestRefused
 from evidencedesk.server.access import Caller, request_scope
+from evidencedesk.server.asking import AskOrder, ask_for
 from evidencedesk.server.models import Method, ScopeRequest
 from evidencedesk.server.state import ServiceState
 
@@ -84,14 +85,12 @@ def build_server(state: ServiceState, caller: Caller) -> Any:
         into the context (default: the configured k); `method` and `scope` as for `search`."""
         _check(state, question, "question", k)
         the_scope = _scope_of(caller, scope)
-        try:
-            generator = state.generator_name(None)  # the configured one, if the keys file enables it (as /ask)
-            out = state.desk.ask(question, the_scope, generator=generator, method=method, k=k, save=False)
-        except (ImportError, FileNotFoundError, GenerationError) as exc:
-            raise ToolError(f"generator not available: {exc}") from None
+        try:  # the service's recipe (server.asking): its limits, the trace stored for the key, the metrics
+            out = ask_for(state, caller, AskOrder(question, the_scope, None, method, k))
+        except RequestRefused as exc:
+            raise ToolError(exc.message) from None
         except (EvidencedeskError, ValueError) as exc:
             raise ToolError(str(exc)) from None
-        state.store.save_trace(out["trace_id"], out, owner=caller.name, keep=state.service.trace_retention)
         sources = out.get("sources") or {}
         return {
             "answer": out.get("answer") or "",

@@ -23,6 +23,7 @@ from evidencedesk.errors import AccessError, ConfigError
 from evidencedesk.server.settings import LimitSpec, ServiceSettings, digest
 
 ANONYMOUS = "anonymous"
+HOW_TO_SEND = "send a key from the service's keys file as X-API-Key or Authorization: Bearer KEY"
 
 
 class StoredRecords(Protocol):
@@ -87,22 +88,33 @@ class KeyRing:
             ANONYMOUS, settings.anonymous_scope.to_scope(), limits=settings.anonymous_limits or settings.limits
         )
 
+    @property
+    def keyless(self) -> bool:
+        """No key configured and anonymous callers served: ``serve`` without a keys file (loopback only)."""
+        return not self._keys and self.settings.allow_anonymous
+
     def identify(self, presented: str | None) -> Caller:
         """The caller for a presented key (None: no key given); AccessError(401) for a wrong, blank or
-        malformed key, or for none when anonymous access is off. A bad key never falls back to anonymous."""
+        malformed key, or for none when anonymous access is off. A bad key never falls back to anonymous,
+        except on a keyless service: there no key exists to mistake it for, and OpenAI clients always
+        send one (a placeholder such as ``none``), so any well-formed key is the anonymous caller it
+        would be without one, and gets nothing more."""
         if presented is None:
             if not self.settings.allow_anonymous:
-                raise AccessError(401, "an API key is required (X-API-Key header or Authorization: Bearer)")
+                raise AccessError(401, f"an API key is required; {HOW_TO_SEND}")
             return self.anonymous
         if not presented.strip():
-            raise AccessError(401, "malformed API key: blank")
+            raise AccessError(401, f"malformed API key: blank; {HOW_TO_SEND}")
+        if self.keyless:
+            return self.anonymous
         wanted = digest(presented.strip())
         found: Caller | None = None
         for key_digest, caller in self._keys:  # no early exit: every key is compared
             if hmac.compare_digest(key_digest, wanted):
                 found = caller
         if found is None:
-            raise AccessError(401, "unknown API key")
+            instead = " or send none for the anonymous scope" if self.settings.allow_anonymous else ""
+            raise AccessError(401, f"unknown API key: use a key from the service's keys file{instead}")
         return found
 
 

@@ -34,6 +34,7 @@ from evidencedesk.server import (
     routes_records,
 )
 from evidencedesk.server.limits import JsonTooLarge, upload_limit
+from evidencedesk.server.models import REFUSALS
 from evidencedesk.server.paths import without_paths
 from evidencedesk.server.settings import ServiceSettings, no_keys_file
 from evidencedesk.server.state import ServiceState
@@ -113,9 +114,10 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
 
     app.add_middleware(JsonTooLarge, limit_for=body_limit)
     # bodies are counted while they stream in, not taken from Content-Length (FastAPI's max_body_size)
-    for module in (routes_ops, routes_records, routes_query, routes_eval, routes_lab, routes_openai):
-        app.include_router(module.router, max_body_size=state.service.max_body_bytes)
-    app.include_router(routes_ingest.router, max_body_size=upload_limit(state.service))
+    for module in (routes_ops, routes_records, routes_query, routes_eval, routes_lab):
+        app.include_router(module.router, max_body_size=state.service.max_body_bytes, responses=REFUSALS)
+    app.include_router(routes_openai.router, max_body_size=state.service.max_body_bytes)  # OpenAI's error shape
+    app.include_router(routes_ingest.router, max_body_size=upload_limit(state.service), responses=REFUSALS)
     app.mount("/", StaticFiles(directory=STATIC, html=True), name="lab")
     return app
 

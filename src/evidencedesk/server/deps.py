@@ -9,6 +9,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 
 from evidencedesk import Scope
 from evidencedesk.server.access import AccessError, Caller, parse_credentials, request_scope
+from evidencedesk.server.asking import check_candidates, check_k, check_text  # the limits, checked in one place
 from evidencedesk.server.limits import route_cost, too_many
 from evidencedesk.server.models import ScopeRequest
 from evidencedesk.server.state import ServiceState
@@ -58,27 +59,6 @@ def scope_for(caller: Caller, requested: ScopeRequest | None) -> Scope:
     """The caller's scope narrowed by the request's: a malformed scope raises ValueError (400), a refused
     one AccessError (403), both answered by the service's one error handler."""
     return request_scope(caller, requested.model_dump(exclude_unset=True) if requested is not None else None)
-
-
-def check_text(state: ServiceState, text: str, what: str) -> str:
-    limit = state.service.max_query_chars
-    if not text.strip():
-        refuse(400, f"{what}: must not be empty")
-    if len(text) > limit:
-        refuse(413, f"{what}: longer than {limit} characters")
-    return text
-
-
-def check_k(state: ServiceState, k: int) -> int:
-    if k > state.service.max_k:
-        refuse(400, f"k: at most {state.service.max_k} here, got {k}")
-    return k
-
-
-def check_candidates(state: ServiceState, candidates: int) -> int:
-    if candidates > state.service.max_candidates:
-        refuse(400, f"candidates: at most {state.service.max_candidates} here, got {candidates}")
-    return candidates
 
 
 StateDep = Annotated[ServiceState, Depends(get_state)]

@@ -24,6 +24,24 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class Refusal(_Open):
+    """A refusal (any 4xx outside the OpenAI routes, which answer in OpenAI's own error shape)."""
+
+    detail: str | list[dict[str, Any]] = Field(
+        description="Why, in words; for a request that does not match the schema (422), one entry per failed field."
+    )
+
+
+REFUSALS: dict[int | str, dict[str, Any]] = {
+    "4XX": {
+        "model": Refusal,
+        "description": "Refused: a malformed request (422), a missing or unknown key, a scope or limit it exceeds, "
+        "an unknown id, a body too large, or a request past the time limit.",
+    },
+}
+"""The refusals every route may answer, documented in the schema."""
+
+
 class ScopeRequest(_Request):
     """Narrows the key's scope; a missing field adds no limit. ``valid_at`` needs a key allowed to choose it."""
 
@@ -205,6 +223,9 @@ class TraceSummary(_Open):
 
 
 class IngestReportOut(_Open):
+    """What the ingest did; ``unknown_supersedes`` (only when there is one) lists the files whose
+    ``supersedes:`` names no document of their tenant: ``{"path", "doc_id", "supersedes"}``."""
+
     added: list[str]
     updated: list[str]
     unchanged: list[str]

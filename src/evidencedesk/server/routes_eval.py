@@ -18,7 +18,7 @@ from evidencedesk.errors import LabelError
 from evidencedesk.server.access import Caller, current_chunk_ok, record_visible
 from evidencedesk.server.deps import CallerDep, StateDep, check_k, refuse, scope_for
 from evidencedesk.server.labels import visible_labels
-from evidencedesk.server.models import EvalRequest, EvalRunOut
+from evidencedesk.server.models import REFUSALS, EvalRequest, EvalRunOut
 from evidencedesk.server.paths import inside_root, without_paths
 from evidencedesk.server.state import ServiceState
 
@@ -105,7 +105,14 @@ def get_run(run_id: int, state: StateDep, caller: CallerDep) -> dict[str, Any]:
     return _visible_run(state, caller, run_id)
 
 
-@router.get("/eval/runs/{run_id}/report", response_class=HTMLResponse)
+# the page is HTML, its refusals JSON like every other route's (the Refusal schema, registered by them)
+REFUSED_AS_JSON = {"application/json": {"schema": {"$ref": "#/components/schemas/Refusal"}}}
+REPORT_REFUSALS: dict[int | str, dict[str, Any]] = {
+    "4XX": {"description": REFUSALS["4XX"]["description"], "content": REFUSED_AS_JSON}
+}
+
+
+@router.get("/eval/runs/{run_id}/report", response_class=HTMLResponse, responses=REPORT_REFUSALS)
 def run_report(run_id: int, state: StateDep, caller: CallerDep) -> HTMLResponse:
     """The run as a self-contained HTML page: metrics tables and the report's charts."""
     run = _visible_run(state, caller, run_id)

@@ -12,14 +12,14 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from evidencedesk import AskStream, Label, Scope
+from evidencedesk import Label, Scope
 from evidencedesk.constants import CHUNKERS, LEGS, METHODS, UNITS
 from evidencedesk.desk import candidate_rows, hybrid_legs, leg_names, searcher_tokenizer
 from evidencedesk.server.access import Caller
+from evidencedesk.server.asking import AskOrder, drain, start_ask
 from evidencedesk.server.deps import CallerDep, StateDep, check_k, check_text, refuse, scope_for
 from evidencedesk.server.labels import label_summary, visible_labels
 from evidencedesk.server.models import LabAskRequest, LabOptions, LabQuestion, LabSearchRequest, LabSearchResponse
-from evidencedesk.server.routes_query import drain, open_stream
 from evidencedesk.server.sse import event_stream, wants_events
 from evidencedesk.server.state import Corpus, ServiceState
 
@@ -146,17 +146,10 @@ def lab_ask(body: LabAskRequest, request: Request, state: StateDep, caller: Call
     if lab.corpus is not None:
         over = (lab.searcher, lab.corpus.chunks)
 
-    def start() -> AskStream:
-        name = state.generator_name(body.generator)
-        state.generator(name)
-        return state.desk.ask_stream(
-            lab.query, lab.scope, generator=name, method=body.method, k=k,
-            candidates=max(state.settings.retrieval.rerank.candidates, k), label=lab.label, over=over, save=False,
-        )  # fmt: skip
+    options = {"label": lab.label, "over": over}
+    asking = start_ask(state, caller, AskOrder(lab.query, lab.scope, body.generator, body.method, k, None, options))
 
-    events = open_stream(start)
-
-    def done(out: dict[str, Any]) -> dict[str, Any]:
+    def complete(out: dict[str, Any]) -> None:
         for row in out["retrieved"]:
             row["shared_words"] = state.desk.shared_words(lab.query, row["text"], lab.searcher)
         grades: dict[str, int] = {}
@@ -166,9 +159,10 @@ def lab_ask(body: LabAskRequest, request: Request, state: StateDep, caller: Call
             grades = {c.id: lab.label.grade_of(c) for c in found}
         out["grades"] = grades
         out["chunking"] = lab.corpus.chunking if lab.corpus is not None else None
-        state.desk.save_trace(out, owner=caller.name, keep=state.service.trace_retention)
-        return out
+
+    def done(out: dict[str, Any]) -> dict[str, Any]:
+        return asking.finish(out, complete)
 
     if wants_events(request.headers.get("accept"), body.stream):
-        return event_stream(events, done)
-    return done(drain(events))
+        return event_stream(asking.events, done)
+    return done(drain(asking.events))

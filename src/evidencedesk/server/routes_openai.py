@@ -6,13 +6,15 @@ from the user: its text is the question, answered exactly as ``POST /ask`` answe
 same scope, same rate limit, same stored trace). Earlier messages and sampling options
 (``temperature``, ``max_tokens`` ...) do not change the answer: it comes from the documents only.
 
-The answer text keeps its citation markers (``[DOC:cN]`` after each sentence); the response's extra
-``evidencedesk`` object carries the trace id, whether the answer abstained and why, and each cited
-chunk with its document, title and location. An abstention is an ordinary answer. With
-``stream: true`` the answer is sent as server-sent events once it has been made and checked
-(unsupported sentences are dropped before anything is sent, and the request's time limit applies as
-on ``/ask``): the role, one chunk per line of the answer, a last chunk with ``finish_reason: "stop"``
-and the ``evidencedesk`` object, then ``data: [DONE]``.
+The answer text keeps its citation markers (``[DOC:cN]`` after each sentence) and ends with a
+``Sources:`` list naming each cited chunk's file and place in it (headings, lines, pages), since
+chat front ends show the text only. The response's extra ``evidencedesk`` object carries the trace
+id, whether the answer abstained and why, and each cited chunk with its document, title and
+location. An abstention is an ordinary answer. With ``stream: true`` the answer is sent as
+server-sent events once it has been made and checked (unsupported sentences are dropped before
+anything is sent, and the request's time limit applies as on ``/ask``): the role, one chunk per
+line of the answer, a last chunk with ``finish_reason: "stop"`` and the ``evidencedesk`` object,
+then ``data: [DONE]``.
 
 Every error on these routes, a refused key included, is in OpenAI's shape:
 ``{"error": {"message", "type", "param", "code"}}``.
@@ -32,9 +34,10 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from evidencedesk.errors import ConfigError, EvidencedeskError, GenerationError, RequestRefused, http_status
+from evidencedesk.errors import ConfigError, EvidencedeskError, ModelBusy, RequestRefused, http_status
 from evidencedesk.server.access import Caller
-from evidencedesk.server.deps import CallerDep, StateDep, check_candidates, check_k, check_text, scope_for
+from evidencedesk.server.asking import AskOrder, ask_for
+from evidencedesk.server.deps import CallerDep, StateDep
 from evidencedesk.server.models import Method, ScopeRequest
 from evidencedesk.server.state import ServiceState
 
@@ -115,6 +118,8 @@ class OpenAIRoute(APIRoute):
                 status = http_status(exc)
                 message = exc.message if isinstance(exc, RequestRefused) else str(exc)
                 headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+                if isinstance(exc, ModelBusy):
+                    headers = {"Retry-After": str(exc.retry_after)}
                 return error_response(status, message, None, _CODES.get(status), headers)
 
         return respond
@@ -181,7 +186,10 @@ class ExtraOut(BaseModel):
 
 class AnswerMessage(BaseModel):
     role: Literal["assistant"]
-    content: str = Field(description="The answer with a [chunk id] marker after each sentence, or the abstention.")
+    content: str = Field(
+        description="The answer with a [chunk id] marker after each sentence and a closing 'Sources:' list "
+        "(each cited chunk's file and place in it), or the abstention."
+    )
     refusal: None = None
 
 
@@ -280,6 +288,17 @@ def citations(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"chunk_id": cid, **dict(sources.get(cid) or {})} for cid in result.get("citations") or []]
 
 
+def message_text(result: Mapping[str, Any]) -> str:
+    """The message text: the answer, then a ``Sources:`` line per citation with its file and place
+    (chat front ends show only the text, never the ``evidencedesk`` object)."""
+    text = str(result.get("answer") or "")
+    cited = [c for c in citations(result) if c.get("source")]
+    if not cited:
+        return text
+    lines = [f"- [{c['chunk_id']}] {c['source']}: {c.get('location') or '(top)'}" for c in cited]
+    return text.rstrip() + "\n\nSources:\n" + "\n".join(lines)
+
+
 def extra(result: Mapping[str, Any]) -> dict[str, Any]:
     """The ``evidencedesk`` object of a completion: the trace, the abstention and the citations."""
     return {
@@ -300,7 +319,7 @@ def completion(result: Mapping[str, Any], model: str, created: int) -> dict[str,
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": result.get("answer") or "", "refusal": None},
+                "message": {"role": "assistant", "content": message_text(result), "refusal": None},
                 "finish_reason": "stop",
                 "logprobs": None,
             }
@@ -328,7 +347,7 @@ def stream_events(result: Mapping[str, Any], model: str, created: int) -> Iterat
     with the ``evidencedesk`` object, then ``[DONE]``."""
     ident = f"chatcmpl-{result.get('trace_id')}"
     yield _sse(_chunk(ident, model, created, {"role": "assistant", "content": ""}, None))
-    for line in (result.get("answer") or "").splitlines(keepends=True):
+    for line in message_text(result).splitlines(keepends=True):
         yield _sse(_chunk(ident, model, created, {"content": line}, None))
     last = _chunk(ident, model, created, {}, "stop")
     last["evidencedesk"] = extra(result)
@@ -337,21 +356,9 @@ def stream_events(result: Mapping[str, Any], model: str, created: int) -> Iterat
 
 
 def answer(state: ServiceState, caller: Caller, body: ChatRequest, question: str, generator: str) -> dict[str, Any]:
-    """``Desk.ask`` with the checks, defaults and bookkeeping of ``POST /ask``: the trace is stored for
-    the caller's key and the answer counted in the metrics."""
-    check_text(state, question, "question")
-    scope = scope_for(caller, body.scope)
-    k = check_k(state, body.k or state.settings.retrieval.k)
-    candidates = check_candidates(state, max(state.settings.retrieval.rerank.candidates, k))
-    try:
-        out = state.desk.ask(
-            question, scope, generator=generator, method=body.method, k=k, candidates=candidates, save=False
-        )
-    except (ImportError, FileNotFoundError, GenerationError) as exc:
-        raise OpenAIError(503, f"generator not available: {exc}") from None
-    state.store.save_trace(out["trace_id"], out, owner=caller.name, keep=state.service.trace_retention)
-    state.metrics.record_ask(out, scope.day)
-    return out
+    """The answer as ``POST /ask`` makes it (``server.asking``): the same checks and limits, the trace
+    stored for the caller's key and the answer counted in the metrics."""
+    return ask_for(state, caller, AskOrder(question, body.scope, generator, body.method, body.k))
 
 
 @router.post(
@@ -387,4 +394,4 @@ def list_models(state: StateDep, caller: CallerDep) -> Response:
     return JSONResponse({"object": "list", "data": data})
 
 
-__all__ = ["MODEL", "OpenAIError", "OpenAIRoute", "completion", "error_body", "model_ids", "router"]
+__all__ = ["MODEL", "OpenAIError", "OpenAIRoute", "completion", "error_body", "message_text", "model_ids", "router"]

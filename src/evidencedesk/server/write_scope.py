@@ -62,6 +62,8 @@ def visible_report(report: dict[str, Any], scope: Scope, store: StoredRecords) -
     for name in ("added", "updated", "unchanged", "removed"):
         out[name] = [i for i in report.get(name) or [] if shown(i)]
     out["failed"] = [{**f, "kept": f.get("kept") if shown(f.get("kept")) else None} for f in report.get("failed") or []]
+    if "unknown_supersedes" in report:
+        out["unknown_supersedes"] = [u for u in report["unknown_supersedes"] if shown(u.get("doc_id"))]
     docs = [d for d in store.document_headers() if scope.allows(d.metadata, d.id)]
     counts = store.chunk_counts()
     out["n_documents"] = len(docs)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evidencedesk.chunking.config import ChunkingConfig
-from evidencedesk.documents import Chunk, Document, tenant_scoped
+from evidencedesk.documents import Chunk, Document, stored_id, tenant_scoped
 from evidencedesk.errors import IngestError
 from evidencedesk.store.contract import Chunker, Progress
 from evidencedesk.store.records import IngestReport
@@ -142,6 +142,7 @@ class IngestRun:
         self.pending_paths: dict[str, str] = {}
         self.moved: list[tuple[str, str]] = []  # (id, new path) of unchanged documents
         self.failures: list[IngestError] = []
+        self.supersedes: dict[str, tuple[str, str, str]] = {}  # doc id -> (path, supersedes as written, stored id)
         self.build_id = writer.begin_build(config.to_dict(), self.config_hash)
         self.report.build_id = self.build_id
 
@@ -175,6 +176,9 @@ class IngestRun:
             from evidencedesk.ingest.folder import duplicate_id
 
             raise duplicate_id(doc, earlier)
+        named = doc.metadata.supersedes
+        if named:
+            self.supersedes[doc.id] = (doc.path, named, stored_id(named, doc.metadata.tenant))
         prev = self.stored.get(doc.id)
         same = prev is not None and prev.fingerprint == document_fingerprint(doc)
         if prev is not None and same and prev.chunking_hash == self.config_hash:
@@ -218,6 +222,12 @@ class IngestRun:
         if gone:
             self.writer.remove(gone)
         self.report.removed.extend(gone)
+        present = (set(self.stored) - set(gone)) | set(self.seen)
+        self.report.unknown_supersedes = [
+            {"path": path, "doc_id": doc_id, "supersedes": named}
+            for doc_id, (path, named, target) in self.supersedes.items()
+            if doc_id in self.seen and target not in present
+        ]
         self.report.failed = [{**f.to_dict(), "kept": kept.get(f.path)} for f in self.failures]
         self.report.skipped = list(skipped)
         self.report.n_documents, self.report.n_chunks = self.writer.totals()

@@ -31,7 +31,9 @@ class IngestReport:
     version that stays in the store because the file now fails, else None. ``skipped`` lists files
     no parser handles. ``n_documents`` and ``n_chunks`` count the whole store after the run.
     ``progress`` holds how the run went: ``files`` (and, when embeddings were computed at ingest,
-    ``embedding``) with their count, total, seconds and rate per second.
+    ``embedding``) with their count, total, seconds and rate per second. ``unknown_supersedes``
+    holds ``{"path", "doc_id", "supersedes"}`` for each document of the run whose ``supersedes:``
+    names no document of its tenant in the store; the JSON has the key only when one does.
     """
 
     added: list[str] = field(default_factory=list)
@@ -45,9 +47,13 @@ class IngestReport:
     n_documents: int = 0
     n_chunks: int = 0
     progress: dict[str, Any] = field(default_factory=dict)
+    unknown_supersedes: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if not self.unknown_supersedes:  # the report of a run without one reads as it always did
+            del out["unknown_supersedes"]
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> IngestReport:
