@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +78,9 @@ def test_desk_evaluate_never_lists_the_whole_store_and_matches_evaluating_over_e
         expected = (out["answer"], out["abstained"], out["citations"], out["context"])
         assert (record["answer"], record["abstained"], record["cited"], record["context"]) == expected
         assert (inside["answer"], inside["abstained"], inside["cited"], inside["context"]) == expected
-        gold = x.answerable and any(x.grade_of(by_id[cid]) == 2 for cid in out["context"])
+        # what the generator was shown: a chunk trimmed to its answering units counts by its excerpt
+        shown = {c["chunk_id"]: replace(by_id[c["chunk_id"]], text=c["text"]) for c in out["context_candidates"]}
+        gold = x.answerable and any(x.grade_of(shown[cid]) == 2 for cid in out["context"])
         assert record["gold_in_context"] == inside["gold_in_context"] == gold
 
 
