@@ -100,3 +100,19 @@ def test_an_answer_the_first_stage_never_found_is_blamed_on_it() -> None:
     _, trace = ask(label.question, searcher, {c.id: c for c in chunks}, get_generator("extractive"), k=2)
     finding = lost(diagnose(label, trace, chunks, k=2), "retrieval")
     assert finding.cause == "first_stage" and finding.cause in CAUSES
+
+
+def test_an_answer_cut_from_a_trimmed_chunk_is_said_to_be_shown_in_part() -> None:
+    rows = "\n".join(f"| Cost line {n} | {100 + n} |" for n in range(40))
+    text = f"| Item | Fiscal 2023 |\n|---|---|\n| Revenue fiscal 2023 | 9,999 |\n{rows}\n| Warranty reserve | 777 |"
+    table = chunk(2, text, kind="table")
+    label = Label("reserve", "What was revenue in fiscal 2023?", ("figures",), True, (Gold("Warranty reserve 777", 2),))
+    chunks = [table, *OTHERS]
+    searcher = make_searcher("bm25", chunks)
+    _, trace = ask(label.question, searcher, {c.id: c for c in chunks}, get_generator("extractive"), k=3,
+                   budget_tokens=count_tokens(render([])) + 120)  # fmt: skip
+    shown = next(c.chunk for c in trace.context if c.chunk.id == table.id)
+    assert "Revenue fiscal 2023" in shown.text and "Warranty reserve" not in shown.text  # shown in part
+    finding = lost(diagnose(label, trace, chunks, k=3), "context")
+    assert finding.cause == "trimmed" and finding.cause in CAUSES
+    assert "shown in part, without the units that hold it" in finding.detail

@@ -46,8 +46,19 @@ STAGES = ("ingestion", "retrieval", "context", "generation", "citation")  # in p
 LABELS = ("missed_evidence", "irrelevant_match", "stale_document", "duplicate_chunks", "unsupported_answer")
 # what lost an answer phrase (``Finding.cause``): the chunker, the first-stage ranking, collapsing to one
 # chunk per page, the reranker's min_score, the reranker's order, and the context's own reasons
-# (``answer.context``: the floor, a duplicate, the token budget), or the generator
-CAUSES = ("chunking", "first_stage", "collapse", "not_relevant", "rerank", "floor", "duplicate", "budget", "generation")
+# (``answer.context``: the floor, a duplicate, the token budget, a chunk shown in part), or the generator
+CAUSES = (
+    "chunking",
+    "first_stage",
+    "collapse",
+    "not_relevant",
+    "rerank",
+    "floor",
+    "duplicate",
+    "budget",
+    "trimmed",
+    "generation",
+)
 MIN_WORD_SUPPORT = 0.5  # share of the answer's content words its cited chunks must hold
 _ORDER = {s: i for i, s in enumerate(STAGES)}
 
@@ -179,8 +190,11 @@ def _answer_path(label: Label, trace: Trace, top: list[Candidate], k: int, index
     if gone:
         rank = ranks[gone[0]] or 0
         why = _dropped(trace, top[rank - 1].chunk.id)
-        detail = f"retrieved at rank {rank} but dropped before the prompt{_why(why)}"
         cause = why.reason if why is not None else ""
+        if cause == "trimmed":  # the chunk reached the context, but only its other units did
+            detail = f"retrieved at rank {rank} and shown in part, without the units that hold it{_why(why)}"
+        else:
+            detail = f"retrieved at rank {rank} but dropped before the prompt{_why(why)}"
         stage = "retrieval" if cause == "not_relevant" else "context"  # the reranker's min_score: a retrieval step
         out.append(Finding(stage, "missed_evidence", detail, cause))
     elif folded_out:
