@@ -12,7 +12,10 @@ evaluation, then:
 * abstention precision (abstained and unanswerable / abstained) and recall (abstained and
   unanswerable / unanswerable), "abstained" meaning the validated answer is an abstention;
 * answer accuracy: the share of answerable labels answered correctly (``answer_matches`` on the
-  label's ``answer``, and no abstention).
+  label's ``answer``, and no abstention);
+* selective answering (``evaluation.selective``): coverage, accuracy among answered, answered-but-wrong,
+  and the risk-coverage curve over the reader's threshold with a suggested threshold for these labels,
+  from each record's ``reader_score`` (the reader's best unit score, in the trace's generation details).
 
 A ratio whose denominator is zero is ``None`` (nothing to measure), never 0 or 1.
 """
@@ -28,6 +31,8 @@ from evidencedesk.answer.pipeline import ask
 from evidencedesk.answer.validate import SHOWN, ValidatedAnswer
 from evidencedesk.documents import Chunk
 from evidencedesk.evaluation.labels import Label
+from evidencedesk.evaluation.selective import Selective
+from evidencedesk.evaluation.selective import report as selective_report
 from evidencedesk.evaluation.table import AnswerTable, answer_matches, gold_in_context, retrieval_by_answer
 from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.scope import Scope
@@ -56,6 +61,8 @@ class AnswerRecord:
     citations_valid: bool  # it cited something and every cited id was shown
     cited: tuple[str, ...] = ()
     context: tuple[str, ...] = ()
+    reader_score: float | None = None  # the reader's best unit score (None: no reader ran)
+    best_unit_correct: bool = False  # the reader's best unit alone matches the label's answer
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "cited": list(self.cited), "context": list(self.context)}
@@ -79,7 +86,27 @@ def record(label: Label, checked: ValidatedAnswer, trace: Trace, cell: str | Non
         citations_valid=generated and bool(statuses) and all(s == SHOWN for s in statuses),
         cited=tuple(checked.cited),
         context=tuple(c.chunk.id for c in trace.context),
+        **reader_evidence(label, trace),
     )
+
+
+def reader_evidence(label: Label, trace: Trace) -> dict[str, Any]:
+    """``reader_score`` and ``best_unit_correct`` of one answered label, from the trace's generation details."""
+    details: Mapping[str, Any] = getattr(trace, "generation", None) or {}
+    score = details.get("reader_score")
+    units = details.get("top_units") or []
+    best = str(units[0].get("text", "")) if units and isinstance(units[0], Mapping) else ""
+    return {
+        "reader_score": float(score) if isinstance(score, int | float) else None,
+        "best_unit_correct": bool(label.answerable and best and answer_matches(label.answer, best)),
+    }
+
+
+def selective_records(records: Sequence[AnswerRecord]) -> list[Selective]:
+    """The records as selective answering reads them."""
+    return [
+        Selective(r.answerable, not r.abstained, r.correct, r.reader_score, r.best_unit_correct) for r in records
+    ]
 
 
 @dataclass
@@ -120,6 +147,11 @@ class AnswerEvaluation:
     def accuracy(self) -> float | None:
         return ratio(sum(r.correct for r in self.answerable), len(self.answerable))
 
+    @property
+    def selective(self) -> dict[str, Any]:
+        """Coverage, accuracy among answered, answered-but-wrong, the risk-coverage curve, a suggested threshold."""
+        return selective_report(selective_records(self.records))
+
     def to_dict(self) -> dict[str, Any]:
         answerable, unanswerable = self.answerable, self.unanswerable
         return {
@@ -139,6 +171,7 @@ class AnswerEvaluation:
             "answers_generated": sum(r.generated for r in self.records),
             "citations_valid": sum(r.citations_valid for r in self.records),
             "citation_validity": self.citation_validity,
+            "selective": self.selective,
             "table": self.table.to_dict(),
             "questions": [r.to_dict() for r in self.records],
         }
@@ -175,4 +208,12 @@ def evaluate_answers(
     return AnswerEvaluation(getattr(generator, "name", type(generator).__name__), records, table)
 
 
-__all__ = ["AnswerEvaluation", "AnswerRecord", "evaluate_answers", "ratio", "record"]
+__all__ = [
+    "AnswerEvaluation",
+    "AnswerRecord",
+    "evaluate_answers",
+    "ratio",
+    "reader_evidence",
+    "record",
+    "selective_records",
+]

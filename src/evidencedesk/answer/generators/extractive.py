@@ -49,11 +49,13 @@ from evidencedesk.answer.generators.dense_match import (
     latin_share,
     multilingual_dense_scorer,
 )
-from evidencedesk.answer.generators.lexical_match import QUESTION_FILLER, LexicalScorer, question_terms
+from evidencedesk.answer.generators.lexical_match import QUESTION_FILLER, LexicalScorer, question_terms, text_terms
 from evidencedesk.answer.generators.paragraphs import neighbours
 from evidencedesk.answer.generators.question_words import is_fact_question, kinds_asked
+from evidencedesk.answer.generators.reader_answer import MAX_WORDS, asks_for_list, context_units, pick, ranked_units
 from evidencedesk.answer.generators.short_answer import short_answer, typed_span
 from evidencedesk.answer.generators.unit_scoring import UnitScore, Weights, chunk_embedding_texts, score_units
+from evidencedesk.answer.reader import Reader, load_reader
 from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.candidates import Candidate
 
@@ -69,7 +71,8 @@ READ_UNITS = 6  # units (best by the word and dense evidence) the cross-encoder 
 UNIT_TOKENS = 96
 LEAD = False  # off: on the example corpus the cross-encoder's unit led to worse quotes (tests/answer)
 LEAD_MARGIN = 2.0  # logits by which the cross-encoder's best unit must beat the best-scored unit to lead
-ANSWERABILITY = ("cross-encoder", "embeddings")
+ANSWERABILITY = ("reader", "cross-encoder", "embeddings")
+READER_ABSTAIN = "The documents shown do not answer this question."
 
 
 def context_languages(context: list[Candidate]) -> tuple[str, ...]:
@@ -135,8 +138,11 @@ class ExtractiveGenerator:
         weights: Weights = WEIGHTS,
         answerability: str | Path | AnswerabilityModel | None = None,
         short_line: bool = True,
-        reader: str = "embeddings",
+        reader: str = "reader",
         reader_tokens: int = 256,
+        reader_model: str | Path | None = None,
+        reader_threshold: float | None = None,
+        max_words: int = MAX_WORDS,
     ) -> None:
         if not isinstance(dense, bool | DenseScorer):
             raise ValueError(f"dense: must be True, False or a DenseScorer, got {type(dense).__name__}")
@@ -151,8 +157,14 @@ class ExtractiveGenerator:
             raise ValueError(f"max_sentences: must be >= 1, got {max_sentences}")
         if reader not in ANSWERABILITY:
             raise ValueError(f"generator.answerability: must be one of {', '.join(ANSWERABILITY)}, got {reader!r}")
+        if max_words < 1:
+            raise ValueError(f"generator.reader.max_words: must be >= 1, got {max_words}")
         self.reader = reader
         self.reader_tokens = reader_tokens
+        self.reader_model = reader_model
+        self.reader_threshold = reader_threshold
+        self.max_words = max_words
+        self._reader: Reader | None = None
         self._cross: Any = reader == "cross-encoder"
         self.threshold = threshold
         self.max_sentences = max_sentences
@@ -202,6 +214,14 @@ class ExtractiveGenerator:
             self._cross = self._loaded(True, load_cross_encoder, "the bundled cross-encoder", errors)
         return self._cross or None
 
+    @property
+    def unit_reader(self) -> Reader:
+        """The reader that scores units (``generator.reader.model``), loaded on first use; ``ReaderUnavailable``
+        naming the file and the setting when it cannot be read."""
+        if self._reader is None:
+            self._reader = load_reader(self.reader_model, self.reader_threshold)
+        return self._reader
+
     def read(self, question: str, context: list[Candidate], scores: list[UnitScore]) -> dict[str, Any] | None:
         """The cross-encoder's evidence: its best passage score, its best unit score and that unit's index."""
         model = self.cross_encoder
@@ -243,6 +263,8 @@ class ExtractiveGenerator:
             lang = str(chunk.metadata.lang or ENGLISH).split("-")[0].lower()
             if languages is not None and lang not in languages:
                 continue
+            if self.reader == "reader" and lang == ENGLISH:
+                continue  # the reader reads English units itself; only other languages are embedded
             probe = "a question" if lang == ENGLISH else "\u0995"  # Latin script for English, any other otherwise
             name, scorer = self.scorer_for(probe, [Candidate(chunk, 0.0, 1, "warm")])
             if scorer is None:
@@ -301,6 +323,51 @@ class ExtractiveGenerator:
     def generate(self, question: str, context: list[Candidate], prompt: str = "") -> Generation:
         if not question_terms(question):
             return self._abstain("the question has no content words to look for", [], {})
+        if self.reader == "reader":
+            if is_english(question, context_languages(context)):
+                return self._from_reader(question, context)
+            # the English reader cannot read this question or these chunks: the multilingual path answers,
+            # and nothing is refused because the reader could not read it
+            generation = self._from_scores(question, context)
+            generation.details["reader"] = "skipped: not English (question or chunk lang)"
+            return generation
+        return self._from_scores(question, context)
+
+    def _from_reader(self, question: str, context: list[Candidate]) -> Generation:
+        """The reader's answer: its best units, best first, or an abstention when none reaches the threshold."""
+        reader = self.unit_reader
+        units = context_units(context)
+        ranked = ranked_units(units, reader.scores(question, [u.text for u, _ in units]))
+        listing = asks_for_list(question)
+        chosen = pick(ranked, reader.threshold, listing, self.max_words, self.max_sentences)
+        details: dict[str, Any] = {
+            "scorer": "reader",
+            "reader": reader.name,
+            "reader_score": ranked[0].score if ranked else None,
+            "threshold": reader.threshold,
+            "languages": list(context_languages(context)),
+            "list_question": listing,
+            "units_read": len(units),
+            "top_units": [r.to_dict() for r in ranked[:3]],
+        }
+        if not chosen:
+            if not context:
+                why = "no chunk reached the context (none of the search's results is about the question)"
+            else:
+                best = f"{ranked[0].score:.2f}" if ranked else "none"
+                why = (
+                    f"no unit of the {len(context)} chunk(s) shown reads as answering the question "
+                    f"(reader {reader.name}: best unit {best}, needed {reader.threshold:.2f})"
+                )
+            lexical = LexicalScorer.build(question, [text_terms(u.text) for u, _ in units])
+            return self._abstain(why, lexical.absent(), details, READER_ABSTAIN)
+        parts = [f"{strip_citations(r.unit.text)} [{r.unit.chunk_id}]" for r in chosen]
+        answer = ("\n" if any(r.unit.kind != "sentence" for r in chosen) else " ").join(parts)
+        cited = tuple(dict.fromkeys(r.unit.chunk_id for r in chosen))
+        return Generation(answer=answer, cited=cited, raw=answer, details=details)
+
+    def _from_scores(self, question: str, context: list[Candidate]) -> Generation:
+        """The answer from the word, dense and answerability evidence (the path before the reader)."""
         scores, lexical, details = self.assess(question, context)
         ranked = sorted(range(len(scores)), key=lambda i: (-scores[i].total, i))
         read_best = details.pop("reader_best", None)
@@ -364,9 +431,9 @@ class ExtractiveGenerator:
         return [s.to_dict() for s in best]
 
     @staticmethod
-    def _abstain(why: str, missing: list[str], details: dict[str, Any]) -> Generation:
+    def _abstain(why: str, missing: list[str], details: dict[str, Any], plain: str = "") -> Generation:
         listed = ", ".join(missing) if missing else "what the question asks"
-        answer = ABSTAIN_TEMPLATE.format(missing=listed)
+        answer = plain if plain and not missing else ABSTAIN_TEMPLATE.format(missing=listed)
         reason = f"{why}; missing: {listed}"
         return Generation(answer=answer, abstained=True, reason=reason, raw=answer, details=details)
 
