@@ -66,7 +66,9 @@ def test_the_answer_quotes_whole_units_each_cited_by_its_chunk() -> None:
 
 def test_no_unit_reaching_the_threshold_abstains_with_the_reader_score() -> None:
     chunks = [Chunk("fr:c0", "fr", PASSAGE, title="France")]
-    strict = ExtractiveGenerator(reader_threshold=50.0).generate("What is the capital of France?", as_candidates(chunks))
+    strict = ExtractiveGenerator(reader_threshold=50.0).generate(
+        "What is the capital of France?", as_candidates(chunks)
+    )
     assert strict.abstained and strict.answer == READER_ABSTAIN
     assert "reader" in strict.reason and "needed 50.00" in strict.reason
 
@@ -77,3 +79,14 @@ def test_a_question_the_english_reader_cannot_read_is_not_refused_for_it() -> No
     generation = ExtractiveGenerator(reader_threshold=50.0).generate("ফেরতের সময়সীমা কত দিন?", as_candidates([chunk]))
     assert generation.details["reader"].startswith("skipped")
     assert "needed 50.00" not in generation.reason
+
+
+def test_an_english_question_over_chunks_in_another_language_falls_back_to_the_multilingual_path() -> None:
+    english = Chunk("fr:c0", "fr", PASSAGE, title="France")
+    bangla = Chunk("bn:c0", "bn", "ফেরত দেওয়ার সময়সীমা ৩০ দিন।", metadata=Metadata(lang="bn"))
+    generation = ExtractiveGenerator(reader_threshold=50.0).generate(
+        "What is the capital of France?", as_candidates([english, bangla])
+    )
+    assert "other languages" in generation.details["reader"]  # the reader refused the English chunk only
+    alone = ExtractiveGenerator().generate("What is the capital of France?", as_candidates([bangla]))
+    assert alone.details["reader"] == "skipped: no chunk shown is in English"

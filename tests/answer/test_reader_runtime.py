@@ -29,7 +29,9 @@ def test_the_default_reader_scores_the_answering_unit_highest_in_order() -> None
     units = ["Berlin is the capital of Germany.", "Paris is the capital of France.", "France grows wine."]
     scores = reader.scores("What is the capital of France?", units)
     assert len(scores) == 3 and max(range(3), key=lambda i: scores[i]) == 1
-    assert reader.scores("What is the capital of France?", list(reversed(units)))[1] == pytest.approx(scores[1], abs=0.3)
+    assert reader.scores("What is the capital of France?", list(reversed(units)))[1] == pytest.approx(
+        scores[1], abs=0.3
+    )
     assert load_reader() is reader and reader.max_length >= 8
 
 

@@ -81,6 +81,10 @@ def context_languages(context: list[Candidate]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(langs)) or (ENGLISH,)
 
 
+def _lang(chunk: Chunk) -> str:
+    return str(chunk.metadata.lang or ENGLISH).split("-")[0].lower()
+
+
 def is_english(question: str, languages: tuple[str, ...]) -> bool:
     """True when the English scorer can read both sides: a mostly Latin-script question over English chunks."""
     return latin_share(question) >= MIN_LATIN_SHARE and all(lang == ENGLISH for lang in languages)
@@ -324,14 +328,30 @@ class ExtractiveGenerator:
         if not question_terms(question):
             return self._abstain("the question has no content words to look for", [], {})
         if self.reader == "reader":
-            if is_english(question, context_languages(context)):
-                return self._from_reader(question, context)
-            # the English reader cannot read this question or these chunks: the multilingual path answers,
-            # and nothing is refused because the reader could not read it
-            generation = self._from_scores(question, context)
-            generation.details["reader"] = "skipped: not English (question or chunk lang)"
-            return generation
+            return self._read_or_fall_back(question, context)
         return self._from_scores(question, context)
+
+    def _read_or_fall_back(self, question: str, context: list[Candidate]) -> Generation:
+        """The reader reads an English question against the English chunks shown; a question in another script,
+        or one the reader finds no answer to in English chunks while chunks in other languages were shown, goes
+        to the multilingual path over those chunks. Nothing is refused because the reader could not read it."""
+        if latin_share(question) < MIN_LATIN_SHARE:
+            generation = self._from_scores(question, context)
+            generation.details["reader"] = "skipped: the question is not in English"
+            return generation
+        english = [c for c in context if _lang(c.chunk) == ENGLISH]
+        others = [c for c in context if _lang(c.chunk) != ENGLISH]
+        if not english and others:
+            generation = self._from_scores(question, others)
+            generation.details["reader"] = "skipped: no chunk shown is in English"
+            return generation
+        read = self._from_reader(question, english)
+        if read.abstained and others:
+            generation = self._from_scores(question, others)
+            generation.details["reader"] = "no English unit answers; the chunks in other languages were scored"
+            generation.details["reader_score"] = read.details.get("reader_score")
+            return generation
+        return read
 
     def _from_reader(self, question: str, context: list[Candidate]) -> Generation:
         """The reader's answer: its best units, best first, or an abstention when none reaches the threshold."""
