@@ -86,13 +86,13 @@ def record(label: Label, checked: ValidatedAnswer, trace: Trace, cell: str | Non
         citations_valid=generated and bool(statuses) and all(s == SHOWN for s in statuses),
         cited=tuple(checked.cited),
         context=tuple(c.chunk.id for c in trace.context),
-        **reader_evidence(label, trace),
+        **reader_evidence(label, getattr(trace, "generation", None) or {}),
     )
 
 
-def reader_evidence(label: Label, trace: Trace) -> dict[str, Any]:
-    """``reader_score`` and ``best_unit_correct`` of one answered label, from the trace's generation details."""
-    details: Mapping[str, Any] = getattr(trace, "generation", None) or {}
+def reader_evidence(label: Label, details: Mapping[str, Any]) -> dict[str, Any]:
+    """``reader_score`` and ``best_unit_correct`` of one answered label, from its generation details (the trace's
+    ``generation``, or ``ask``'s result ``generation``): the reader's best unit score and its best unit."""
     score = details.get("reader_score")
     units = details.get("top_units") or []
     best = str(units[0].get("text", "")) if units and isinstance(units[0], Mapping) else ""
