@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import pytest
+
 from evidencedesk.answer.citations import segments
 from evidencedesk.answer.generators.extractive import READER_ABSTAIN, ExtractiveGenerator
 from evidencedesk.answer.generators.reader_answer import ReadUnit, asks_for_list, context_units, pick
+from evidencedesk.answer.pipeline import ask
+from evidencedesk.answer.reader import shipped_folder
 from evidencedesk.answer.units import Unit
 from evidencedesk.documents import Chunk, Metadata
-from tests.support.answer import as_candidates, make_chunk
+from evidencedesk.retrieval.factory import make_searcher
+from evidencedesk.retrieval.rerank.onnx_cross_encoder import is_onnx_folder
+from evidencedesk.retrieval.scope import Scope
+from tests.support.answer import as_candidates, holding, kestrel_by_id, kestrel_chunks, make_chunk
 
 PASSAGE = (
     "France is a country in western Europe. Its wines are known around the world. "
@@ -90,3 +97,27 @@ def test_an_english_question_over_chunks_in_another_language_falls_back_to_the_m
     assert "other languages" in generation.details["reader"]  # the reader refused the English chunk only
     alone = ExtractiveGenerator().generate("What is the capital of France?", as_candidates([bangla]))
     assert alone.details["reader"] == "skipped: no chunk shown is in English"
+
+
+needs_shipped = pytest.mark.skipif(
+    not is_onnx_folder(shipped_folder()), reason="the package reader (models/reader) is not installed"
+)
+
+
+@needs_shipped
+@pytest.mark.parametrize(
+    ("question", "phrase", "doc"),
+    [
+        ("can I return a bike after five weeks", "within 30 days of the delivery date", "kc-returns-v3"),
+        ("What is the warranty on components?", "covered for 2 years from the date of purchase", "kc-warranty"),
+        ("How long is the warranty on frames?", "Kestrel frames carry a lifetime warranty", "kc-warranty"),
+    ],
+)
+def test_the_readme_questions_open_with_the_sentence_that_answers(question: str, phrase: str, doc: str) -> None:
+    searcher = make_searcher("bm25", list(kestrel_chunks()))
+    checked, trace = ask(question, searcher, kestrel_by_id(), ExtractiveGenerator(), Scope(), k=5)
+    source = holding(phrase, doc)
+    assert not checked.abstained, checked.reason
+    first = segments(checked.answer)[0]
+    assert phrase in first.text and source.id in first.cited  # whole sentence, cited by its chunk
+    assert all(s.supported for s in checked.sentences) and len(checked.answer.split()) <= 60
