@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", type=Path, default=REPO / "bench" / "RESULTS.md")
     ap.add_argument("--no-append", action="store_true")
     ap.add_argument("--dump", type=Path, help="write each question's answer as JSON lines")
+    ap.add_argument("--reader-threshold", type=float, help="generator.reader.threshold (default: the reader's)")
     args = ap.parse_args(argv)
 
     labels = [json.loads(line) for line in (EXAMPLE / "labels.jsonl").read_text(encoding="utf-8").splitlines() if line]
@@ -67,13 +68,18 @@ def main(argv: list[str] | None = None) -> int:
     shown: dict[str, list[str]] = {}
     dumped: list[dict[str, Any]] = []
     for mode in modes:
-        desk.reconfigure(desk.with_settings(**{"generator.answerability": mode}))
+        changes = {"generator.answerability": mode, "generator.reader.threshold": args.reader_threshold}
+        desk.reconfigure(desk.with_settings(**changes))
         log(f"{mode}: asking {len(labels)} labels")
         held, refused, wrong_refused = [], [], []
         for label in labels:
             result = desk.ask(label["question"], save=False)
             answer, abstained = str(result["answer"]), bool(result["abstained"])
-            dumped.append({"mode": mode, "id": label["id"], "answer": answer, "abstained": abstained})
+            dumped.append(
+                {"mode": mode, "id": label["id"], "answerable": label["answerable"], "answer": answer,
+                 "abstained": abstained, "holds_gold": label["answerable"] and holds_gold(answer, label),
+                 "details": result.get("generation", {})}
+            )  # fmt: skip
             if label["answerable"]:
                 if not abstained and holds_gold(answer, label):
                     held.append(label["id"])

@@ -74,6 +74,7 @@ OPENAI = {**BM25, "generator": {"name": "openai", "base_url": "@", "model": "m1"
 PLAIN = {"retrieval": {"k": 3, "legs": [{"method": "bm25", "stem": False, "stopwords": None}]}}
 RRF = {"retrieval": {**HYBRID["retrieval"], "fusion": {"method": "rrf"}}}
 TWO_TENANTS = {**BM25, "store": "@tenants"}  # the three documents plus one of another tenant
+READER = {**BM25, "generator": {"answerability": "reader"}}  # the reader's answer (generator.reader.*)
 
 
 def deep(base: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
@@ -139,10 +140,10 @@ PROBES: dict[str, tuple[dict[str, Any], str, Any]] = {
     "generator.on_unsupported": (OPENAI, "ask", "abstain"),
     "generator.timeout_s": (OPENAI, "ask", 0.05),  # the endpoint takes REPLY_DELAY to answer
     "generator.answerability": (BM25, "ask", "cross-encoder"),  # the cross-encoder's answerability model decides
-    "generator.reader.model": (deep(BM25, "generator.reader", {"model": "/nonexistent/a"}), "ask", "/nonexistent/b"),
-    "generator.reader.threshold": (BM25, "ask", 50.0),  # above any score: no unit answers, ask abstains
+    "generator.reader.model": (deep(READER, "generator.reader", {"model": "/nonexistent/a"}), "ask", "/nonexistent/b"),
+    "generator.reader.threshold": (READER, "ask", 50.0),  # above any score: no unit answers, ask abstains
     # every unit reaches a threshold this low: about 50 words of them, or the best unit alone
-    "generator.reader.max_words": (deep(BM25, "generator.reader", {"threshold": -30.0}), "ask", 1),
+    "generator.reader.max_words": (deep(READER, "generator.reader", {"threshold": -30.0}), "ask", 1),
     "scope.statuses": (BM25, "search", ["superseded"]),
     "scope.audiences": (BM25, "search", ["staff"]),
     "scope.langs": (BM25, "search", ["de"]),

@@ -140,8 +140,10 @@ class GeneratorSettings(_Strict):
     # extractive: "reader" = the reader scores every sentence and table row of the context, the answer quotes the
     # units it rates at or above its threshold and abstains when none does (English; other languages use the
     # embeddings path); "cross-encoder" = the bundled cross-encoder's scores join the answerability features;
-    # "embeddings" = word and MiniLM evidence with the fitted answerability model
-    answerability: Literal["reader", "cross-encoder", "embeddings"] = "reader"
+    # "embeddings" = word and MiniLM evidence with the fitted answerability model. The default stays "embeddings":
+    # at the reader's calibrated threshold it refused most of the example corpus's answerable questions
+    # (bench/kestrel_answers.py, bench/RESULTS.md)
+    answerability: Literal["reader", "cross-encoder", "embeddings"] = "embeddings"
     reader: ReaderSettings = ReaderSettings()
     base_url: str | None = None
     model: str | None = None

@@ -17,7 +17,6 @@ from evidencedesk.retrieval.scope import Scope
 from tests.support.answer import as_candidates, holding, kestrel_by_id, kestrel_chunks, make_chunk
 
 TORQUE_HEADER = "| Part | Size M | Size L | Note |"
-HEURISTIC = "embeddings"  # the word, dense and answerability evidence (the multilingual path), not the reader
 
 
 @cache
@@ -146,21 +145,19 @@ def test_threshold_is_a_probability_from_the_fitted_model() -> None:
     chunk = make_chunk("kc-a:c0", "Gift cards are valid for three years from the date of purchase.")
     context = as_candidates([chunk])
     question = "How long are gift cards valid in Sylhet?"
-    gen = ExtractiveGenerator(dense=False, reader=HEURISTIC)
+    gen = ExtractiveGenerator(dense=False)
     _, _, details = gen.assess(question, context)
     p = details["answerability"]
     assert details["scorer"] == "words" and 0 < p < 1
     assert details["threshold"] == gen.model.for_scorer("words").threshold
-    words_at = ExtractiveGenerator(reader=HEURISTIC, dense=False, threshold=p)
-    assert words_at.generate(question, context, "").cited == ("kc-a:c0",)
-    stricter = ExtractiveGenerator(reader=HEURISTIC, dense=False, threshold=min(0.999, p + 0.01))
-    strict = stricter.generate(question, context, "")
+    assert ExtractiveGenerator(dense=False, threshold=p).generate(question, context, "").cited == ("kc-a:c0",)
+    strict = ExtractiveGenerator(dense=False, threshold=min(0.999, p + 0.01)).generate(question, context, "")
     assert strict.abstained and "sylhet" in strict.answer.lower() and "answerability" in strict.reason
     assert strict.details["scorer"] == "words"
-    dense = ExtractiveGenerator(reader=HEURISTIC)
+    dense = ExtractiveGenerator()
     _, _, details = dense.assess(question, context)
     assert details["scorer"] == "minilm"  # English question over English chunks
-    assert ExtractiveGenerator(reader=HEURISTIC, threshold=min(0.999, details["answerability"] + 0.01)).generate(
+    assert ExtractiveGenerator(threshold=min(0.999, details["answerability"] + 0.01)).generate(
         question, context, ""
     ).abstained
 
@@ -171,13 +168,13 @@ def test_neighbour_sentence_completes_the_answer() -> None:
         "Charge the battery indoors.\n\nDo not put an old battery in household waste. "
         "Bring it to the Dhanmondi showroom and we will recycle it free of charge.",
     )
-    gen = ExtractiveGenerator(reader=HEURISTIC, dense=False, threshold=0.001, extra_ratio=1.0, neighbour_ratio=0.0)
+    gen = ExtractiveGenerator(dense=False, threshold=0.001, extra_ratio=1.0, neighbour_ratio=0.0)
     answer = gen.generate("What do I do with an old battery I no longer want?", as_candidates([chunk]), "").answer
     assert answer == (  # the best sentence on the first line, its neighbour after it
         "Do not put an old battery in household waste. [kc-b:c0]\n"
         "Bring it to the Dhanmondi showroom and we will recycle it free of charge. [kc-b:c0]"
     )
-    alone = ExtractiveGenerator(reader=HEURISTIC, dense=False, threshold=0.001, extra_ratio=1.0, neighbour_ratio=1.0)
+    alone = ExtractiveGenerator(dense=False, threshold=0.001, extra_ratio=1.0, neighbour_ratio=1.0)
     assert alone.generate("What do I do with an old battery?", as_candidates([chunk]), "").answer == (
         "Do not put an old battery in household waste. [kc-b:c0]"
     )

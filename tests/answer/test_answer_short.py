@@ -70,10 +70,7 @@ def test_why_and_how_questions_get_no_short_line() -> None:
 def test_generated_answer_puts_the_fact_first_and_passes_validation() -> None:
     chunk = make_chunk("kc-h:c0", "History.\n\n" + NORMANS + " They built castles across the country.")
     context = as_candidates([chunk])
-    # the short line belongs to the embeddings path; the reader quotes whole sentences only
-    gen = ExtractiveGenerator(reader="embeddings", threshold=0.001).generate(
-        "When did the Normans conquer England?", context, ""
-    )
+    gen = ExtractiveGenerator(threshold=0.001).generate("When did the Normans conquer England?", context, "")
     lines = gen.answer.splitlines()
     assert lines[0] == "1066 [kc-h:c0]"
     assert NORMANS in lines[1]
@@ -97,7 +94,7 @@ def test_typed_span_is_the_kind_asked_and_absent_from_the_question() -> None:
 def test_warm_embeds_every_unit_once_so_answers_never_wait_for_them() -> None:
     chunks = [make_chunk("kc-w:c0", "Gift cards are valid for three years. They cannot be exchanged for cash."),
               make_chunk("kc-w:c1", "Orders ship within two business days from our warehouse.")]  # fmt: skip
-    gen = ExtractiveGenerator(reader="embeddings")  # the reader reads English units itself and embeds none
+    gen = ExtractiveGenerator()
     scorer = gen.scorer_for("a question", as_candidates(chunks))[1]
     assert scorer is not None
     first = gen.warm(chunks)
@@ -107,7 +104,6 @@ def test_warm_embeds_every_unit_once_so_answers_never_wait_for_them() -> None:
     gen.generate("How long are gift cards valid?", as_candidates(chunks))
     assert scorer.cached == before + 1  # only the question itself was embedded
     assert ExtractiveGenerator(dense=False).warm(chunks) == {}
-    assert ExtractiveGenerator().warm(chunks) == {}
 
 
 def test_shipped_model_covers_every_scorer_and_bad_files_are_named(tmp_path: Path) -> None:

@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
-
 from evidencedesk.answer.citations import segments
 from evidencedesk.answer.generators.extractive import READER_ABSTAIN, ExtractiveGenerator
 from evidencedesk.answer.generators.reader_answer import ReadUnit, asks_for_list, context_units, pick
-from evidencedesk.answer.pipeline import ask
-from evidencedesk.answer.reader import shipped_folder
 from evidencedesk.answer.units import Unit
 from evidencedesk.documents import Chunk, Metadata
-from evidencedesk.retrieval.factory import make_searcher
-from evidencedesk.retrieval.rerank.onnx_cross_encoder import is_onnx_folder
-from evidencedesk.retrieval.scope import Scope
-from tests.support.answer import as_candidates, holding, kestrel_by_id, kestrel_chunks, make_chunk
+from tests.support.answer import as_candidates, make_chunk
 
 PASSAGE = (
     "France is a country in western Europe. Its wines are known around the world. "
@@ -63,7 +56,7 @@ def test_table_rows_come_with_their_header_and_instructions_are_never_units() ->
 
 def test_the_answer_quotes_whole_units_each_cited_by_its_chunk() -> None:
     chunks = [Chunk("fr:c0", "fr", PASSAGE, title="France"), Chunk("de:c0", "de", "Berlin is the capital of Germany.")]
-    generation = ExtractiveGenerator().generate("What is the capital of France?", as_candidates(chunks))
+    generation = ExtractiveGenerator(reader="reader").generate("What is the capital of France?", as_candidates(chunks))
     assert not generation.abstained and generation.details["scorer"] == "reader"
     assert generation.answer.startswith("Paris is the capital of France and its largest city. [fr:c0]")
     for seg in segments(generation.answer):
@@ -73,7 +66,7 @@ def test_the_answer_quotes_whole_units_each_cited_by_its_chunk() -> None:
 
 def test_no_unit_reaching_the_threshold_abstains_with_the_reader_score() -> None:
     chunks = [Chunk("fr:c0", "fr", PASSAGE, title="France")]
-    strict = ExtractiveGenerator(reader_threshold=50.0).generate(
+    strict = ExtractiveGenerator(reader="reader", reader_threshold=50.0).generate(
         "What is the capital of France?", as_candidates(chunks)
     )
     assert strict.abstained and strict.answer == READER_ABSTAIN
@@ -83,7 +76,9 @@ def test_no_unit_reaching_the_threshold_abstains_with_the_reader_score() -> None
 def test_a_question_the_english_reader_cannot_read_is_not_refused_for_it() -> None:
     meta = Metadata(lang="bn")
     chunk = Chunk("bn:c0", "bn", "পণ্য ফেরত দেওয়ার সময়সীমা ডেলিভারির তারিখ থেকে ৩০ দিন।", metadata=meta)
-    generation = ExtractiveGenerator(reader_threshold=50.0).generate("ফেরতের সময়সীমা কত দিন?", as_candidates([chunk]))
+    generation = ExtractiveGenerator(reader="reader", reader_threshold=50.0).generate(
+        "ফেরতের সময়সীমা কত দিন?", as_candidates([chunk])
+    )
     assert generation.details["reader"].startswith("skipped")
     assert "needed 50.00" not in generation.reason
 
@@ -91,33 +86,9 @@ def test_a_question_the_english_reader_cannot_read_is_not_refused_for_it() -> No
 def test_an_english_question_over_chunks_in_another_language_falls_back_to_the_multilingual_path() -> None:
     english = Chunk("fr:c0", "fr", PASSAGE, title="France")
     bangla = Chunk("bn:c0", "bn", "ফেরত দেওয়ার সময়সীমা ৩০ দিন।", metadata=Metadata(lang="bn"))
-    generation = ExtractiveGenerator(reader_threshold=50.0).generate(
+    generation = ExtractiveGenerator(reader="reader", reader_threshold=50.0).generate(
         "What is the capital of France?", as_candidates([english, bangla])
     )
     assert "other languages" in generation.details["reader"]  # the reader refused the English chunk only
-    alone = ExtractiveGenerator().generate("What is the capital of France?", as_candidates([bangla]))
+    alone = ExtractiveGenerator(reader="reader").generate("What is the capital of France?", as_candidates([bangla]))
     assert alone.details["reader"] == "skipped: no chunk shown is in English"
-
-
-needs_shipped = pytest.mark.skipif(
-    not is_onnx_folder(shipped_folder()), reason="the package reader (models/reader) is not installed"
-)
-
-
-@needs_shipped
-@pytest.mark.parametrize(
-    ("question", "phrase", "doc"),
-    [
-        ("can I return a bike after five weeks", "within 30 days of the delivery date", "kc-returns-v3"),
-        ("What is the warranty on components?", "covered for 2 years from the date of purchase", "kc-warranty"),
-        ("How long is the warranty on frames?", "Kestrel frames carry a lifetime warranty", "kc-warranty"),
-    ],
-)
-def test_the_readme_questions_open_with_the_sentence_that_answers(question: str, phrase: str, doc: str) -> None:
-    searcher = make_searcher("bm25", list(kestrel_chunks()))
-    checked, trace = ask(question, searcher, kestrel_by_id(), ExtractiveGenerator(), Scope(), k=5)
-    source = holding(phrase, doc)
-    assert not checked.abstained, checked.reason
-    first = segments(checked.answer)[0]
-    assert phrase in first.text and source.id in first.cited  # whole sentence, cited by its chunk
-    assert all(s.supported for s in checked.sentences) and len(checked.answer.split()) <= 60

@@ -81,7 +81,7 @@ def test_ask_with_a_broken_reader_raises_a_config_error_naming_it(tmp_path: Path
     shutil.copy(ROOT / "examples" / "kestrel" / "docs" / "returns-v3.md", docs / "returns-v3.md")
     settings = override(
         Settings(), **{"retrieval.legs": [{"method": "bm25"}], "retrieval.rerank.method": "none",
-                       "generator.reader.model": str(folder)}
+                       "generator.answerability": "reader", "generator.reader.model": str(folder)}
     )  # fmt: skip
     with Desk(tmp_path / "store", settings) as desk:
         desk.ingest(docs)

@@ -106,8 +106,7 @@ def test_ratio_and_argument_checks() -> None:
 
 
 def test_kestrel_answers_fill_the_table(chunks: list[Chunk], labels: list[Label]) -> None:
-    words_only = ExtractiveGenerator(dense=False, reader="embeddings")
-    result = evaluate_answers(make_searcher("bm25", chunks), labels, chunks, words_only, k=5)
+    result = evaluate_answers(make_searcher("bm25", chunks), labels, chunks, ExtractiveGenerator(dense=False), k=5)
     out = result.to_dict()
     answerable = [x for x in labels if x.answerable]
     counts = {cell: out["table"]["cells"][cell]["count"] for cell in CELLS}

@@ -62,7 +62,7 @@ def test_eval_answers_report_selective_answering_from_the_reader_and_the_html_sh
               (Gold("Returns are accepted within 30 days", 2),), answer="30 days from delivery."),
         Label("t3", "Do you sell electric scooters?", ("unanswerable",), False),
     ]  # fmt: skip
-    result = evaluate_answers(make_searcher("bm25", TINY), labels, TINY, ExtractiveGenerator(), k=2)
+    result = evaluate_answers(make_searcher("bm25", TINY), labels, TINY, ExtractiveGenerator(reader="reader"), k=2)
     assert result.records[0].reader_score is not None  # the answerable one reached the reader
     sel = result.to_dict()["selective"]
     assert sel["n"] == 2 and len(sel["curve"]) >= 1 and sel["suggested_threshold"] is not None

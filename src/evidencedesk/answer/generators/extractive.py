@@ -22,8 +22,19 @@ answer kind). The answer is built from the ranking:
 The dense scorer is chosen per question: MiniLM for English (a mostly Latin-script question over
 chunks marked ``lang: en``), multilingual-e5-small otherwise; the trace (``details``) says which ran.
 
-The reader (``reader="cross-encoder"``, setting ``generator.answerability: cross-encoder``; off by
-default): for English questions the bundled
+The reader answer (``reader="reader"``, setting ``generator.answerability: reader``; off by default):
+the reader (``answer.reader``, folder ``generator.reader.model``) scores every sentence and table row
+of the context against the question; the answer quotes the best unit whole, then further units the
+reader also rates at or above its threshold, best first, within ``max_words`` words (more for a
+question that asks for a list), each cited by its chunk (``reader_answer``). No unit at or above the
+threshold: it abstains, whatever words the question shares with the context. A question not in
+English, or English chunks that do not answer while chunks in other languages were shown, goes to the
+word and dense path above (multilingual-e5 for other languages), so nothing is refused because the
+English reader could not read it. The trace holds the reader's best score (``reader_score``) and its
+top units, which ``eval`` reads for selective answering.
+
+The cross-encoder features (``reader="cross-encoder"``, setting ``generator.answerability: cross-encoder``;
+off by default): for English questions the bundled
 cross-encoder (ms-marco-MiniLM-L-12-v2) reads the question against every context passage and
 against the best-scored units. Its best passage and best unit scores join the answerability features
 (the ``minilm-reader`` model), and the unit it scores highest becomes the best unit (the first line
@@ -142,7 +153,7 @@ class ExtractiveGenerator:
         weights: Weights = WEIGHTS,
         answerability: str | Path | AnswerabilityModel | None = None,
         short_line: bool = True,
-        reader: str = "reader",
+        reader: str = "embeddings",
         reader_tokens: int = 256,
         reader_model: str | Path | None = None,
         reader_threshold: float | None = None,
