@@ -71,6 +71,10 @@ def test_no_unit_reaching_the_threshold_abstains_with_the_reader_score() -> None
     )
     assert strict.abstained and strict.answer == READER_ABSTAIN
     assert "reader" in strict.reason and "needed 50.00" in strict.reason
+    peru = ExtractiveGenerator(reader="reader", reader_threshold=50.0).generate(
+        "What is the capital of Peru?", as_candidates(chunks)
+    )
+    assert peru.answer == READER_ABSTAIN and "peru" in peru.reason  # missing words are named, but never decide
 
 
 def test_a_question_the_english_reader_cannot_read_is_not_refused_for_it() -> None:

@@ -390,8 +390,10 @@ class ExtractiveGenerator:
                     f"no unit of the {len(context)} chunk(s) shown reads as answering the question "
                     f"(reader {reader.name}: best unit {best}, needed {reader.threshold:.2f})"
                 )
-            lexical = LexicalScorer.build(question, [text_terms(u.text) for u, _ in units])
-            return self._abstain(why, lexical.absent(), details, READER_ABSTAIN)
+            # the words no unit holds are named in the reason only: they did not decide the refusal
+            absent = LexicalScorer.build(question, [text_terms(u.text) for u, _ in units]).absent()
+            reason = why + (f"; words of the question no unit holds: {', '.join(absent)}" if absent else "")
+            return Generation(READER_ABSTAIN, abstained=True, reason=reason, raw=READER_ABSTAIN, details=details)
         parts = [f"{strip_citations(r.unit.text)} [{r.unit.chunk_id}]" for r in chosen]
         answer = ("\n" if any(r.unit.kind != "sentence" for r in chosen) else " ").join(parts)
         cited = tuple(dict.fromkeys(r.unit.chunk_id for r in chosen))
@@ -462,9 +464,9 @@ class ExtractiveGenerator:
         return [s.to_dict() for s in best]
 
     @staticmethod
-    def _abstain(why: str, missing: list[str], details: dict[str, Any], plain: str = "") -> Generation:
+    def _abstain(why: str, missing: list[str], details: dict[str, Any]) -> Generation:
         listed = ", ".join(missing) if missing else "what the question asks"
-        answer = plain if plain and not missing else ABSTAIN_TEMPLATE.format(missing=listed)
+        answer = ABSTAIN_TEMPLATE.format(missing=listed)
         reason = f"{why}; missing: {listed}"
         return Generation(answer=answer, abstained=True, reason=reason, raw=answer, details=details)
 
