@@ -320,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--articles", default="", help="comma-separated article titles, or 'reader' (held-out)")
     ap.add_argument("--answerability", default="", help="extractive modes side by side, e.g. reader,embeddings")
     ap.add_argument("--disjoint-from", type=int, help="leave out the questions this seed samples (for calibration)")
+    ap.add_argument("--disjoint-sample", type=int, default=0, help="--sample of the run left out (default: --sample)")
     args = ap.parse_args(argv)
 
     _, questions = load_questions(args.squad / "dev-v2.0-half.json")
@@ -327,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         titles = READER_HELDOUT if args.articles == "reader" else tuple(t.strip() for t in args.articles.split(","))
         questions = [q for q in questions if q.title in titles]
     if args.disjoint_from is not None:  # a calibration sample: none of the questions the evaluation's seed picks
-        held = {q.id for q in sample(questions, args.sample, args.disjoint_from)}
+        held = {q.id for q in sample(questions, args.disjoint_sample or args.sample, args.disjoint_from)}
         questions = [q for q in questions if q.id not in held]
     chosen = sample(questions, args.sample, args.seed)
     desk = open_desk(args.squad, args.work, args.config)
