@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{SECTION} ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)\n\n`{command}`\n\n{machine()}. "
             f"The {len(labels)} labels of `examples/kestrel/labels.jsonl`, asked with `Desk.ask` and the default "
             f"settings, once per `generator.answerability` mode. The example is not used to tune the reader "
-            f"or its threshold.\n\n{text}\n\n" + "\n".join(asked) + "\n"
+            f"or its threshold.\n\n{text}\n\n" + "\n".join(asked) + "\n\n"
         )
         write_section(args.results, SECTION, section)
     return 0

@@ -429,13 +429,19 @@ def compare(args: argparse.Namespace, argv: list[str] | None, desk: Any, chosen:
         section = (
             f"{READER_SECTION} ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)\n\n`{command}`\n\n"
             f"{machine()}; a shared, loaded 2-core machine. The same {len(chosen)} questions (seed {args.seed}) "
-            f"of {args.articles or 'every article'} asked with `Desk.ask` and the default settings, once per "
+            f"of {_articles(args.articles)} asked with `Desk.ask` and the default settings, once per "
             f"`generator.answerability` mode: {', '.join(modes)}.\n\n{text}\n\n"
             + "\n".join(f"- {n}" for n in notes) + "\n"
         )  # fmt: skip
         write_section(args.results, READER_SECTION, section)
         log(f"wrote its section of {args.results}")
     return 0
+
+
+def _articles(chosen: str) -> str:
+    if chosen == "reader":
+        return f"the articles the reader was not trained on ({', '.join(READER_HELDOUT)})"
+    return chosen or "every article"
 
 
 def _thin(curve: list[dict[str, Any]], points: int = 8) -> list[dict[str, Any]]:
