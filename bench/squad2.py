@@ -11,6 +11,13 @@ positions form the fit split (used by scripts/fit_answerability.py), the others 
 both are reported. Metrics follow the official SQuAD normalisation (lowercase, no punctuation, no
 articles, single spaces). Prints a table and replaces its section of bench/RESULTS.md (--no-append to
 skip).
+
+``--articles`` keeps the questions of the named articles only (``reader`` names the reader's held-out
+articles, never trained on: ``READER_HELDOUT``); ``--answerability`` lists the extractive generator's
+modes to run side by side on the same questions (default ``reader,embeddings``: the reader and the
+answerability model it replaces). The reader's column also gets its risk-coverage curve over the
+reader threshold (each question's best unit score, from the generation details), written with
+``--dump``.
 """
 
 from __future__ import annotations
@@ -36,7 +43,9 @@ from machine_info import machine, write_section
 REPO = Path(__file__).resolve().parents[1]
 FIT, HELDOUT = "fit", "heldout"
 SECTION = "## SQuAD 2.0 dev answers"
+READER_SECTION = "## SQuAD 2.0 dev answers: the reader against the answerability model"
 MAX_SHORT_WORDS = 12
+READER_HELDOUT = ("1973_oil_crisis", "Scottish_Parliament")  # never trained on (scripts/train_reader.py --holdout)
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,16 @@ class Outcome:
     abstained: bool
     seconds: float
     details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def reader_score(self) -> float | None:
+        score = self.details.get("reader_score")
+        return float(score) if isinstance(score, int | float) else None
+
+    @property
+    def best_unit(self) -> str:
+        units = self.details.get("top_units") or []
+        return str(units[0].get("text", "")) if units else ""
 
 
 # -- SQuAD normalisation and scores (as in the official evaluation script) ---------------------------
@@ -231,6 +250,19 @@ def summarise(outcomes: list[Outcome]) -> dict[str, Any]:
     }
 
 
+def selective_curve(outcomes: list[Outcome]) -> dict[str, Any]:
+    """Coverage, accuracy among answered and the risk-coverage curve over the reader threshold (a question is
+    right when answered and answerable with the gold in the answer; below the run's threshold, its best unit)."""
+    from evidencedesk.evaluation.selective import Selective, report
+
+    records = []
+    for o in outcomes:
+        right = (not o.q.impossible) and contains(without_citations(o.answer), o.q.answers)
+        best = (not o.q.impossible) and contains(o.best_unit, o.q.answers)
+        records.append(Selective(not o.q.impossible, not o.abstained, right and not o.abstained, o.reader_score, best))
+    return report(records)
+
+
 def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
@@ -285,11 +317,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-append", action="store_true")
     ap.add_argument("--config", type=Path, help="settings YAML for the Desk (default: the default settings)")
     ap.add_argument("--dump", type=Path, help="write each question's answer and details as JSON lines")
+    ap.add_argument("--articles", default="", help="comma-separated article titles, or 'reader' (held-out)")
+    ap.add_argument("--answerability", default="", help="extractive modes side by side, e.g. reader,embeddings")
+    ap.add_argument("--disjoint-from", type=int, help="leave out the questions this seed samples (for calibration)")
+    ap.add_argument("--disjoint-sample", type=int, default=0, help="--sample of the run left out (default: --sample)")
     args = ap.parse_args(argv)
 
     _, questions = load_questions(args.squad / "dev-v2.0-half.json")
+    if args.articles:
+        titles = READER_HELDOUT if args.articles == "reader" else tuple(t.strip() for t in args.articles.split(","))
+        questions = [q for q in questions if q.title in titles]
+    if args.disjoint_from is not None:  # a calibration sample: none of the questions the evaluation's seed picks
+        held = {q.id for q in sample(questions, args.disjoint_sample or args.sample, args.disjoint_from)}
+        questions = [q for q in questions if q.id not in held]
     chosen = sample(questions, args.sample, args.seed)
     desk = open_desk(args.squad, args.work, args.config)
+    if args.answerability:
+        return compare(args, argv, desk, chosen)
     warm_s = warm_units(desk.generator(), desk.chunks(), args.work)
     log(f"{len(desk.chunks())} chunks; asking {len(chosen)} questions")
     desk.ask("warm up", save=False)
@@ -337,6 +381,75 @@ def main(argv: list[str] | None = None) -> int:
         write_section(args.results, SECTION, section)
         log(f"wrote its section of {args.results}")
     return 0
+
+
+def compare(args: argparse.Namespace, argv: list[str] | None, desk: Any, chosen: list[Question]) -> int:
+    """Ask ``chosen`` once per extractive mode (``--answerability``) on the same store; one column each."""
+    modes = [m.strip() for m in args.answerability.split(",") if m.strip()]
+    results: dict[str, dict[str, Any]] = {}
+    curves: dict[str, dict[str, Any]] = {}
+    latency: dict[str, float] = {}
+    dumped: list[dict[str, Any]] = []
+    for mode in modes:
+        desk.reconfigure(desk.with_settings(**{"generator.answerability": mode}))
+        warm_units(desk.generator(), desk.chunks(), args.work)
+        desk.ask("warm up", save=False)
+        log(f"{mode}: asking {len(chosen)} questions")
+        outcomes = run(desk, chosen)
+        results[mode] = summarise(outcomes)
+        if any(o.reader_score is not None for o in outcomes):
+            curves[mode] = selective_curve(outcomes)
+        warm = run(desk, chosen[: args.warm]) if args.warm else []
+        latency[mode] = 1000 * statistics.median([o.seconds for o in warm]) if warm else 0.0
+        dumped += [
+            {"mode": mode, "id": o.q.id, "question": o.q.question, "gold": o.q.answers, "impossible": o.q.impossible,
+             "title": o.q.title, "answer": o.answer, "abstained": o.abstained, "details": o.details}
+            for o in outcomes
+        ]  # fmt: skip
+    text = table(results)
+    notes = [f"warm ask p50, {m}: {latency[m]:.0f} ms" for m in modes if latency[m]]
+    for mode, sel in curves.items():
+        found = sel.get("suggested_threshold") or {}
+        notes.append(
+            f"{mode}: coverage {sel['coverage']:.3f}, accuracy among answered {sel['accuracy_answered']:.3f}, "
+            f"answered but wrong {sel['answered_wrong']} ({sel['answered_unanswerable']} unanswerable); "
+            f"suggested threshold {found.get('threshold')} ({found.get('rule', '')})"
+        )
+        points = [f"{p['threshold']:.2f}: {p['coverage']:.2f}/{(p['risk'] or 0):.2f}" for p in _thin(sel["curve"])]
+        notes.append(f"{mode} risk-coverage (threshold: coverage/risk): " + ", ".join(points))
+    print(text)
+    print("\n".join(notes))
+    if args.dump:
+        with args.dump.open("w", encoding="utf-8") as f:
+            f.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in dumped)
+    if not args.no_append:
+        command = "PYTHONPATH=src .venv/bin/python bench/squad2.py " + " ".join(
+            shlex.quote(a) for a in (argv or sys.argv[1:])
+        )
+        section = (
+            f"{READER_SECTION} ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)\n\n`{command}`\n\n"
+            f"{machine()}; a shared, loaded 2-core machine. The same {len(chosen)} questions (seed {args.seed}) "
+            f"of {_articles(args.articles)} asked with `Desk.ask` and the default settings, once per "
+            f"`generator.answerability` mode: {', '.join(modes)}.\n\n{text}\n\n"
+            + "\n".join(f"- {n}" for n in notes) + "\n"
+        )  # fmt: skip
+        write_section(args.results, READER_SECTION, section)
+        log(f"wrote its section of {args.results}")
+    return 0
+
+
+def _articles(chosen: str) -> str:
+    if chosen == "reader":
+        return f"the articles the reader was not trained on ({', '.join(READER_HELDOUT)})"
+    return chosen or "every article"
+
+
+def _thin(curve: list[dict[str, Any]], points: int = 8) -> list[dict[str, Any]]:
+    """About ``points`` points of ``curve``, evenly spread over it."""
+    if len(curve) <= points:
+        return curve
+    step = (len(curve) - 1) / (points - 1)
+    return [curve[round(i * step)] for i in range(points)]
 
 
 if __name__ == "__main__":

@@ -74,6 +74,7 @@ OPENAI = {**BM25, "generator": {"name": "openai", "base_url": "@", "model": "m1"
 PLAIN = {"retrieval": {"k": 3, "legs": [{"method": "bm25", "stem": False, "stopwords": None}]}}
 RRF = {"retrieval": {**HYBRID["retrieval"], "fusion": {"method": "rrf"}}}
 TWO_TENANTS = {**BM25, "store": "@tenants"}  # the three documents plus one of another tenant
+READER = {**BM25, "generator": {"answerability": "reader"}}  # the reader's answer (generator.reader.*)
 
 
 def deep(base: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
@@ -138,7 +139,11 @@ PROBES: dict[str, tuple[dict[str, Any], str, Any]] = {
     # the endpoint's reply holds a supported and an unsupported sentence: dropped, or the whole answer goes
     "generator.on_unsupported": (OPENAI, "ask", "abstain"),
     "generator.timeout_s": (OPENAI, "ask", 0.05),  # the endpoint takes REPLY_DELAY to answer
-    "generator.answerability": (BM25, "ask", "cross-encoder"),  # the reader's answerability model decides
+    "generator.answerability": (BM25, "ask", "cross-encoder"),  # the cross-encoder's answerability model decides
+    "generator.reader.model": (deep(READER, "generator.reader", {"model": "/nonexistent/a"}), "ask", "/nonexistent/b"),
+    "generator.reader.threshold": (READER, "ask", 50.0),  # above any score: no unit answers, ask abstains
+    # every unit reaches a threshold this low: about 50 words of them, or the best unit alone
+    "generator.reader.max_words": (deep(READER, "generator.reader", {"threshold": -30.0}), "ask", 1),
     "scope.statuses": (BM25, "search", ["superseded"]),
     "scope.audiences": (BM25, "search", ["staff"]),
     "scope.langs": (BM25, "search", ["de"]),
@@ -152,7 +157,7 @@ NOT_IN: dict[str, dict[str, str]] = {
 GONE: set[str] = set()  # keys removed from the model stay listed here while old files may hold them
 # no cross-encoder ships with the packages here: the base names a model that is not there, and the
 # change shows the key is read because each front end's error names the other model
-FAILING_BASE = {"retrieval.rerank.model"}
+FAILING_BASE = {"retrieval.rerank.model", "generator.reader.model"}
 
 
 def _reply(messages: list[dict[str, Any]]) -> str:

@@ -126,11 +126,25 @@ class ContextSettings(_Strict):
     order: Literal["score", "edges"] = "score"
 
 
+class ReaderSettings(_Strict):
+    # the reader's folder (model.onnx, tokenizer.json, reader.json); null: the package's own reader
+    # (evidencedesk/models/reader), or the bundled ms-marco cross-encoder when that is not installed
+    model: str | None = None
+    # the reader score from which a unit reads as answering; null: the threshold in the folder's reader.json
+    threshold: float | None = None
+    max_words: int = Field(50, ge=1)  # the answer's words, beyond its best unit (a list question may take more)
+
+
 class GeneratorSettings(_Strict):
     name: Literal["extractive", "llama-cpp", "openai"] = "extractive"
-    # extractive: "cross-encoder" = the bundled cross-encoder reads the best passages and sentences (answerability
-    # features, and the sentence it scores highest leads the answer); "embeddings" = word and MiniLM evidence only
-    answerability: Literal["cross-encoder", "embeddings"] = "embeddings"
+    # extractive: "reader" = the reader scores every sentence and table row of the context, the answer quotes the
+    # units it rates at or above its threshold and abstains when none does (English; other languages use the
+    # embeddings path); "cross-encoder" = the bundled cross-encoder's scores join the answerability features;
+    # "embeddings" = word and MiniLM evidence with the fitted answerability model. The default stays "embeddings":
+    # at the reader's calibrated threshold it refused most of the example corpus's answerable questions
+    # (bench/kestrel_answers.py, bench/RESULTS.md)
+    answerability: Literal["reader", "cross-encoder", "embeddings"] = "embeddings"
+    reader: ReaderSettings = ReaderSettings()
     base_url: str | None = None
     model: str | None = None
     api_key_env: str = "EVIDENCEDESK_OPENAI_API_KEY"

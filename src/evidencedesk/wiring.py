@@ -150,7 +150,11 @@ def generator_params(settings: Settings, name: str) -> dict[str, Any]:
     elif name == "llama-cpp":
         params = {"model_path": gen.model, "max_tokens": gen.max_tokens, "timeout_s": gen.timeout_s}
     elif name == "extractive":
-        params = {"reader": gen.answerability, "reader_tokens": settings.retrieval.rerank.max_tokens}
+        params = {
+            "reader": gen.answerability, "reader_tokens": settings.retrieval.rerank.max_tokens,
+            "reader_model": gen.reader.model, "reader_threshold": gen.reader.threshold,
+            "max_words": gen.reader.max_words,
+        }  # fmt: skip
     else:
         params = {}
     return {k: v for k, v in params.items() if v is not None}

@@ -161,6 +161,22 @@ def _print_answers(res: dict[str, Any]) -> None:
     for measure, key, counts in rows:
         rates.add_row(measure, _rate(res[key]), counts)
     console.print(rates)
+    sel = res.get("selective")
+    if sel:
+        rates = Table(title="selective answering")
+        for col in ("measure", "value", "counts"):
+            rates.add_column(col, justify="left" if col == "measure" else "right")
+        rates.add_row("coverage", _rate(sel["coverage"]), f"{sel['answered']}/{sel['n']} answered")
+        rates.add_row("accuracy among answered", _rate(sel["accuracy_answered"]), f"{sel['correct']}/{sel['answered']}")
+        rates.add_row("answered but wrong", str(sel["answered_wrong"]), f"{sel['answered_unanswerable']} unanswerable")
+        console.print(rates)
+        found = sel.get("suggested_threshold")
+        if found:
+            console.print(
+                f"suggested generator.reader.threshold for these labels: {found['threshold']} ({found['rule']}; "
+                f"{found['answered']} answered, {found['correct']} right, {found['wrong']} wrong)",
+                highlight=False,
+            )
 
 
 def _print_floor(run: dict[str, Any]) -> None:

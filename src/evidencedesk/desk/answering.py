@@ -261,19 +261,28 @@ class Answering:
 
 
 def warm_models(settings: Settings) -> bool:
-    """Load and run the bundled cross-encoder once when ``settings`` read it; whether it was warmed."""
+    """Load and run the bundled cross-encoder (and the reader) once when ``settings`` read them; whether one was
+    warmed. A reader that cannot be read is left to the first question, whose error names the file and setting."""
+    reader = settings.generator.name == "extractive" and settings.generator.answerability == "reader"
+    if reader:
+        from evidencedesk.answer.reader import ReaderUnavailable, load_reader
+
+        try:
+            load_reader(settings.generator.reader.model, settings.generator.reader.threshold).scores("warm up", ["one"])
+        except (ReaderUnavailable, ImportError, OSError):
+            reader = False
     rerank = settings.retrieval.rerank
     wanted = (rerank.method == "cross-encoder" and not rerank.model) or (
         settings.generator.name == "extractive" and settings.generator.answerability == "cross-encoder"
     )
     if not wanted:
-        return False
+        return reader
     from evidencedesk.retrieval.rerank.onnx_cross_encoder import CrossEncoderUnavailable, warm
 
     try:
         warm()
     except (CrossEncoderUnavailable, ImportError, OSError):
-        return False
+        return reader
     return True
 
 

@@ -14,7 +14,10 @@ here. Then:
 * abstention precision (abstained and unanswerable / abstained) and recall (abstained and
   unanswerable / unanswerable), "abstained" meaning the validated answer is an abstention;
 * answer accuracy: the share of answerable labels answered correctly (``answer_matches`` on the
-  label's ``answer``, and no abstention).
+  label's ``answer``, and no abstention);
+* selective answering (``evaluation.selective``): coverage, accuracy among answered, answered-but-wrong,
+  and the risk-coverage curve over the reader's threshold with a suggested threshold for these labels,
+  from each record's ``reader_score`` (the reader's best unit score, in the trace's generation details).
 
 A ratio whose denominator is zero is ``None`` (nothing to measure), never 0 or 1.
 """
@@ -30,6 +33,8 @@ from evidencedesk.answer.pipeline import ask
 from evidencedesk.answer.validate import SHOWN, ValidatedAnswer
 from evidencedesk.documents import Chunk
 from evidencedesk.evaluation.labels import Label
+from evidencedesk.evaluation.selective import Selective
+from evidencedesk.evaluation.selective import report as selective_report
 from evidencedesk.evaluation.table import AnswerTable, answer_matches, gold_in_context, retrieval_by_answer
 from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.scope import Scope
@@ -59,6 +64,8 @@ class AnswerRecord:
     cited: tuple[str, ...] = ()
     context: tuple[str, ...] = ()
     findings: tuple[Finding, ...] = ()  # the answer's trace's findings (its diagnosis), root cause first
+    reader_score: float | None = None  # the reader's best unit score (None: no reader ran)
+    best_unit_correct: bool = False  # the reader's best unit alone matches the label's answer
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,7 +95,27 @@ def record(label: Label, checked: ValidatedAnswer, trace: Trace, cell: str | Non
         cited=tuple(checked.cited),
         context=tuple(c.chunk.id for c in trace.context),
         findings=tuple(trace.findings),
+        **reader_evidence(label, getattr(trace, "generation", None) or {}),
     )
+
+
+def reader_evidence(label: Label, details: Mapping[str, Any]) -> dict[str, Any]:
+    """``reader_score`` and ``best_unit_correct`` of one answered label, from its generation details (the trace's
+    ``generation``, or ``ask``'s result ``generation``): the reader's best unit score and its best unit."""
+    score = details.get("reader_score")
+    units = details.get("top_units") or []
+    best = str(units[0].get("text", "")) if units and isinstance(units[0], Mapping) else ""
+    return {
+        "reader_score": float(score) if isinstance(score, int | float) else None,
+        "best_unit_correct": bool(label.answerable and best and answer_matches(label.answer, best)),
+    }
+
+
+def selective_records(records: Sequence[AnswerRecord]) -> list[Selective]:
+    """The records as selective answering reads them."""
+    return [
+        Selective(r.answerable, not r.abstained, r.correct, r.reader_score, r.best_unit_correct) for r in records
+    ]
 
 
 @dataclass
@@ -129,6 +156,11 @@ class AnswerEvaluation:
     def accuracy(self) -> float | None:
         return ratio(sum(r.correct for r in self.answerable), len(self.answerable))
 
+    @property
+    def selective(self) -> dict[str, Any]:
+        """Coverage, accuracy among answered, answered-but-wrong, the risk-coverage curve, a suggested threshold."""
+        return selective_report(selective_records(self.records))
+
     def to_dict(self) -> dict[str, Any]:
         answerable, unanswerable = self.answerable, self.unanswerable
         return {
@@ -148,6 +180,7 @@ class AnswerEvaluation:
             "answers_generated": sum(r.generated for r in self.records),
             "citations_valid": sum(r.citations_valid for r in self.records),
             "citation_validity": self.citation_validity,
+            "selective": self.selective,
             "table": self.table.to_dict(),
             "questions": [r.to_dict() for r in self.records],
         }
@@ -196,4 +229,13 @@ def score_answers(
     return AnswerEvaluation(generator, records, table)
 
 
-__all__ = ["AnswerEvaluation", "AnswerRecord", "evaluate_answers", "ratio", "record", "score_answers"]
+__all__ = [
+    "AnswerEvaluation",
+    "AnswerRecord",
+    "evaluate_answers",
+    "ratio",
+    "reader_evidence",
+    "record",
+    "score_answers",
+    "selective_records",
+]

@@ -4,7 +4,9 @@ The page loads nothing from outside (inline CSS, inline SVG, no script). It show
 metrics, a per-tag table with n, standard error and small-slice flags, label counts with and
 without the filter, the strategies comparison, recall@k curves per method, recall against context
 words for several chunk sizes, the answer metrics (when the run answered its questions, as
-``evidencedesk eval`` does by default), and the failing questions with their first finding.
+``evidencedesk eval`` does by default) with selective answering (coverage, accuracy among answered,
+the risk-coverage curve over the reader's threshold and a suggested threshold), and the failing
+questions with their first finding.
 """
 
 from __future__ import annotations
@@ -144,6 +146,45 @@ def _answers_section(run: Mapping[str, Any]) -> str:
     return "\n".join(out + ["</table>"])
 
 
+def _selective_section(run: Mapping[str, Any]) -> str:
+    """Selective answering: coverage, accuracy among answered, answered-but-wrong, the risk-coverage curve over
+    the reader's threshold and the threshold suggested for these labels."""
+    sel = (run.get("answers") or {}).get("selective")
+    if not sel:
+        return ""
+    out = [
+        "<h2>Selective answering</h2>",
+        "<table id=selective><tr><th class=l>measure</th><th>value</th><th>counts</th></tr>",
+        f"<tr><td class=l>coverage (share answered)</td><td>{_rate(sel['coverage'])}</td>"
+        f"<td>{sel['answered']}/{sel['n']} questions</td></tr>",
+        f"<tr><td class=l>accuracy among answered</td><td>{_rate(sel['accuracy_answered'])}</td>"
+        f"<td>{sel['correct']}/{sel['answered']} answers</td></tr>",
+        f"<tr><td class=l>answered but wrong</td><td>{sel['answered_wrong']}</td>"
+        f"<td>{sel['answered_unanswerable']} of them unanswerable</td></tr></table>",
+    ]
+    curve = [p for p in sel.get("curve", []) if p.get("risk") is not None]
+    if curve:
+        pts = {"risk": [(float(p["coverage"]), float(p["risk"])) for p in sorted(curve, key=lambda p: p["coverage"])]}
+        out.append(
+            line_chart(
+                pts, chart_id="risk-coverage", title="Risk (wrong answers / answers) against coverage",
+                x_label="coverage (share answered)", y_label="risk",
+            )  # fmt: skip
+        )
+        out.append(
+            "<p class=muted>Each point is one reader threshold: the questions whose best unit scores at or above it "
+            "are answered.</p>"
+        )
+    found = sel.get("suggested_threshold")
+    if found:
+        out.append(
+            f"<p id=suggested-threshold>Suggested <code>generator.reader.threshold: {found['threshold']}</code> for "
+            f"these labels ({escape(str(found['rule']))}): {found['answered']} answered, {found['correct']} right, "
+            f"{found['wrong']} wrong.</p>"
+        )
+    return "\n".join(out)
+
+
 def _floor_note(run: Mapping[str, Any]) -> str:
     found = run.get("suggested_floor")
     if not found:
@@ -196,6 +237,7 @@ def render_report(
         _label_chart(run),
         _strategies_table(run),
         _answers_section(run),
+        _selective_section(run),
         _floor_note(run),
     ]
     if curves:

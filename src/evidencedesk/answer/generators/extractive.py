@@ -22,8 +22,19 @@ answer kind). The answer is built from the ranking:
 The dense scorer is chosen per question: MiniLM for English (a mostly Latin-script question over
 chunks marked ``lang: en``), multilingual-e5-small otherwise; the trace (``details``) says which ran.
 
-The reader (``reader="cross-encoder"``, setting ``generator.answerability: cross-encoder``; off by
-default): for English questions the bundled
+The reader answer (``reader="reader"``, setting ``generator.answerability: reader``; off by default):
+the reader (``answer.reader``, folder ``generator.reader.model``) scores every sentence and table row
+of the context against the question; the answer quotes the best unit whole, then further units the
+reader also rates at or above its threshold, best first, within ``max_words`` words (more for a
+question that asks for a list), each cited by its chunk (``reader_answer``). No unit at or above the
+threshold: it abstains, whatever words the question shares with the context. A question not in
+English, or English chunks that do not answer while chunks in other languages were shown, goes to the
+word and dense path above (multilingual-e5 for other languages), so nothing is refused because the
+English reader could not read it. The trace holds the reader's best score (``reader_score``) and its
+top units, which ``eval`` reads for selective answering.
+
+The cross-encoder features (``reader="cross-encoder"``, setting ``generator.answerability: cross-encoder``;
+off by default): for English questions the bundled
 cross-encoder (ms-marco-MiniLM-L-12-v2) reads the question against every context passage and
 against the best-scored units. Its best passage and best unit scores join the answerability features
 (the ``minilm-reader`` model), and the unit it scores highest becomes the best unit (the first line
@@ -49,11 +60,13 @@ from evidencedesk.answer.generators.dense_match import (
     latin_share,
     multilingual_dense_scorer,
 )
-from evidencedesk.answer.generators.lexical_match import QUESTION_FILLER, LexicalScorer, question_terms
+from evidencedesk.answer.generators.lexical_match import QUESTION_FILLER, LexicalScorer, question_terms, text_terms
 from evidencedesk.answer.generators.paragraphs import neighbours
 from evidencedesk.answer.generators.question_words import is_fact_question, kinds_asked
+from evidencedesk.answer.generators.reader_answer import MAX_WORDS, asks_for_list, context_units, pick, ranked_units
 from evidencedesk.answer.generators.short_answer import short_answer, typed_span
 from evidencedesk.answer.generators.unit_scoring import UnitScore, Weights, chunk_embedding_texts, score_units
+from evidencedesk.answer.reader import Reader, load_reader
 from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.candidates import Candidate
 
@@ -69,13 +82,18 @@ READ_UNITS = 6  # units (best by the word and dense evidence) the cross-encoder 
 UNIT_TOKENS = 96
 LEAD = False  # off: on the example corpus the cross-encoder's unit led to worse quotes (tests/answer)
 LEAD_MARGIN = 2.0  # logits by which the cross-encoder's best unit must beat the best-scored unit to lead
-ANSWERABILITY = ("cross-encoder", "embeddings")
+ANSWERABILITY = ("reader", "cross-encoder", "embeddings")
+READER_ABSTAIN = "The documents shown do not answer this question."
 
 
 def context_languages(context: list[Candidate]) -> tuple[str, ...]:
     """The ``lang`` of the chunks shown, in order of first appearance (``en`` when none is set)."""
     langs = [str(c.chunk.metadata.lang or ENGLISH).split("-")[0].lower() for c in context]
     return tuple(dict.fromkeys(langs)) or (ENGLISH,)
+
+
+def _lang(chunk: Chunk) -> str:
+    return str(chunk.metadata.lang or ENGLISH).split("-")[0].lower()
 
 
 def is_english(question: str, languages: tuple[str, ...]) -> bool:
@@ -137,6 +155,9 @@ class ExtractiveGenerator:
         short_line: bool = True,
         reader: str = "embeddings",
         reader_tokens: int = 256,
+        reader_model: str | Path | None = None,
+        reader_threshold: float | None = None,
+        max_words: int = MAX_WORDS,
     ) -> None:
         if not isinstance(dense, bool | DenseScorer):
             raise ValueError(f"dense: must be True, False or a DenseScorer, got {type(dense).__name__}")
@@ -151,8 +172,14 @@ class ExtractiveGenerator:
             raise ValueError(f"max_sentences: must be >= 1, got {max_sentences}")
         if reader not in ANSWERABILITY:
             raise ValueError(f"generator.answerability: must be one of {', '.join(ANSWERABILITY)}, got {reader!r}")
+        if max_words < 1:
+            raise ValueError(f"generator.reader.max_words: must be >= 1, got {max_words}")
         self.reader = reader
         self.reader_tokens = reader_tokens
+        self.reader_model = reader_model
+        self.reader_threshold = reader_threshold
+        self.max_words = max_words
+        self._reader: Reader | None = None
         self._cross: Any = reader == "cross-encoder"
         self.threshold = threshold
         self.max_sentences = max_sentences
@@ -202,6 +229,14 @@ class ExtractiveGenerator:
             self._cross = self._loaded(True, load_cross_encoder, "the bundled cross-encoder", errors)
         return self._cross or None
 
+    @property
+    def unit_reader(self) -> Reader:
+        """The reader that scores units (``generator.reader.model``), loaded on first use; ``ReaderUnavailable``
+        naming the file and the setting when it cannot be read."""
+        if self._reader is None:
+            self._reader = load_reader(self.reader_model, self.reader_threshold)
+        return self._reader
+
     def read(self, question: str, context: list[Candidate], scores: list[UnitScore]) -> dict[str, Any] | None:
         """The cross-encoder's evidence: its best passage score, its best unit score and that unit's index."""
         model = self.cross_encoder
@@ -243,6 +278,8 @@ class ExtractiveGenerator:
             lang = str(chunk.metadata.lang or ENGLISH).split("-")[0].lower()
             if languages is not None and lang not in languages:
                 continue
+            if self.reader == "reader" and lang == ENGLISH:
+                continue  # the reader reads English units itself; only other languages are embedded
             probe = "a question" if lang == ENGLISH else "\u0995"  # Latin script for English, any other otherwise
             name, scorer = self.scorer_for(probe, [Candidate(chunk, 0.0, 1, "warm")])
             if scorer is None:
@@ -301,6 +338,69 @@ class ExtractiveGenerator:
     def generate(self, question: str, context: list[Candidate], prompt: str = "") -> Generation:
         if not question_terms(question):
             return self._abstain("the question has no content words to look for", [], {})
+        if self.reader == "reader":
+            return self._read_or_fall_back(question, context)
+        return self._from_scores(question, context)
+
+    def _read_or_fall_back(self, question: str, context: list[Candidate]) -> Generation:
+        """The reader reads an English question against the English chunks shown; a question in another script,
+        or one the reader finds no answer to in English chunks while chunks in other languages were shown, goes
+        to the multilingual path over those chunks. Nothing is refused because the reader could not read it."""
+        if latin_share(question) < MIN_LATIN_SHARE:
+            generation = self._from_scores(question, context)
+            generation.details["reader"] = "skipped: the question is not in English"
+            return generation
+        english = [c for c in context if _lang(c.chunk) == ENGLISH]
+        others = [c for c in context if _lang(c.chunk) != ENGLISH]
+        if not english and others:
+            generation = self._from_scores(question, others)
+            generation.details["reader"] = "skipped: no chunk shown is in English"
+            return generation
+        read = self._from_reader(question, english)
+        if read.abstained and others:
+            generation = self._from_scores(question, others)
+            generation.details["reader"] = "no English unit answers; the chunks in other languages were scored"
+            generation.details["reader_score"] = read.details.get("reader_score")
+            return generation
+        return read
+
+    def _from_reader(self, question: str, context: list[Candidate]) -> Generation:
+        """The reader's answer: its best units, best first, or an abstention when none reaches the threshold."""
+        reader = self.unit_reader
+        units = context_units(context)
+        ranked = ranked_units(units, reader.scores(question, [u.text for u, _ in units]))
+        listing = asks_for_list(question)
+        chosen = pick(ranked, reader.threshold, listing, self.max_words, self.max_sentences)
+        details: dict[str, Any] = {
+            "scorer": "reader",
+            "reader": reader.name,
+            "reader_score": ranked[0].score if ranked else None,
+            "threshold": reader.threshold,
+            "languages": list(context_languages(context)),
+            "list_question": listing,
+            "units_read": len(units),
+            "top_units": [r.to_dict() for r in ranked[:3]],
+        }
+        if not chosen:
+            if not context:
+                why = "no chunk reached the context (none of the search's results is about the question)"
+            else:
+                best = f"{ranked[0].score:.2f}" if ranked else "none"
+                why = (
+                    f"no unit of the {len(context)} chunk(s) shown reads as answering the question "
+                    f"(reader {reader.name}: best unit {best}, needed {reader.threshold:.2f})"
+                )
+            # the words no unit holds are named in the reason only: they did not decide the refusal
+            absent = LexicalScorer.build(question, [text_terms(u.text) for u, _ in units]).absent()
+            reason = why + (f"; words of the question no unit holds: {', '.join(absent)}" if absent else "")
+            return Generation(READER_ABSTAIN, abstained=True, reason=reason, raw=READER_ABSTAIN, details=details)
+        parts = [f"{strip_citations(r.unit.text)} [{r.unit.chunk_id}]" for r in chosen]
+        answer = ("\n" if any(r.unit.kind != "sentence" for r in chosen) else " ").join(parts)
+        cited = tuple(dict.fromkeys(r.unit.chunk_id for r in chosen))
+        return Generation(answer=answer, cited=cited, raw=answer, details=details)
+
+    def _from_scores(self, question: str, context: list[Candidate]) -> Generation:
+        """The answer from the word, dense and answerability evidence (the path before the reader)."""
         scores, lexical, details = self.assess(question, context)
         ranked = sorted(range(len(scores)), key=lambda i: (-scores[i].total, i))
         read_best = details.pop("reader_best", None)

@@ -66,10 +66,12 @@ def is_onnx_folder(path: str | Path) -> bool:
 class OnnxCrossEncoder:
     """Score ``(query, passage)`` pairs with a BERT cross-encoder exported to ONNX (output ``logits``)."""
 
-    def __init__(self, folder: str | Path, threads: int = 2, batch_size: int = 16) -> None:
+    def __init__(self, folder: str | Path, threads: int = 2, batch_size: int = 16, setting: str = SETTING) -> None:
+        """``setting``: the configuration key that named ``folder``, for the errors a bad file raises."""
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
+        hint = f"reinstall the model ({INSTALL_HINT})" if setting == SETTING else "restore the file"
         if batch_size < 1:
             raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
         self.folder = Path(folder)
@@ -77,12 +79,12 @@ class OnnxCrossEncoder:
         for path in (model_path, tokenizer_path):
             if not path.is_file():
                 raise CrossEncoderUnavailable(
-                    f"{SETTING}: {path} is missing; reinstall the model ({INSTALL_HINT}) or name another model"
+                    f"{setting}: {path} is missing; {hint} or name another model"
                 )
         try:
             self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
         except Exception as exc:  # tokenizers raises its own exception type for a bad file
-            raise CrossEncoderUnavailable(f"{SETTING}: {tokenizer_path} is not a readable tokenizer: {exc}") from None
+            raise CrossEncoderUnavailable(f"{setting}: {tokenizer_path} is not a readable tokenizer: {exc}") from None
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -90,12 +92,12 @@ class OnnxCrossEncoder:
         try:
             self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types for a corrupt graph
-            raise CrossEncoderUnavailable(f"{SETTING}: {model_path} is not a readable ONNX model: {exc}") from None
+            raise CrossEncoderUnavailable(f"{setting}: {model_path} is not a readable ONNX model: {exc}") from None
         self.inputs = {i.name for i in self.session.get_inputs()}
         needed = {"input_ids", "attention_mask"}
         if not needed <= self.inputs:
             raise CrossEncoderUnavailable(
-                f"{SETTING}: {model_path} takes {sorted(self.inputs)}, expected {sorted(needed)}"
+                f"{setting}: {model_path} takes {sorted(self.inputs)}, expected {sorted(needed)}"
             )
         self.batch_size = batch_size
         bundled = _bundled_or_none()
@@ -173,13 +175,14 @@ _MODELS: dict[Path, OnnxCrossEncoder] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def load_cross_encoder(folder: str | Path | None = None) -> OnnxCrossEncoder:
-    """The process's one model for ``folder`` (default: the bundled ms-marco-MiniLM-L-12-v2), loaded on first use."""
+def load_cross_encoder(folder: str | Path | None = None, setting: str = SETTING) -> OnnxCrossEncoder:
+    """The process's one model for ``folder`` (default: the bundled ms-marco-MiniLM-L-12-v2), loaded on first use;
+    ``setting`` is the configuration key that named the folder (errors name it)."""
     path = (Path(folder) if folder is not None else bundled_folder()).resolve()
     with _MODELS_LOCK:
         model = _MODELS.get(path)
         if model is None:
-            model = _MODELS[path] = OnnxCrossEncoder(path)
+            model = _MODELS[path] = OnnxCrossEncoder(path, setting=setting)
         return model
 
 
@@ -199,7 +202,9 @@ def warm(folder: str | Path | None = None) -> OnnxCrossEncoder:
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "INSTALL_HINT",
+    "MODEL_FILE",
     "MODEL_NAME",
+    "TOKENIZER_FILE",
     "CrossEncoderUnavailable",
     "OnnxCrossEncoder",
     "bundled_folder",
