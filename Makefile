@@ -49,11 +49,13 @@ demo: $(BASE)
 
 test: $(FULL)
 	$(PY) -m ruff check src tests bench
+	$(PY) -m ruff format --check src tests bench
 	$(PY) -m mypy --strict $(STRICT)
 	$(PY) -m pytest -q
 
 lint: $(BASE)
 	$(PY) -m ruff check src tests bench
+	$(PY) -m ruff format --check src tests bench
 
 typecheck: $(FULL)
 	$(PY) -m mypy --strict $(STRICT)

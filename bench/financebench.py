@@ -181,8 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--speed-pages", type=int, default=10, help="pages per filing timed with every reader")
     ap.add_argument("--plumber-pages", type=int, default=3, help="pages per filing timed with pdfplumber")
     ap.add_argument("--methods", default="hybrid", help="comma-separated search methods (hybrid = the default)")
-    ap.add_argument("--before-methods", default=None,
-                    help="search methods for the pypdf run (default: --methods); bm25 spares embedding it")
+    ap.add_argument(
+        "--before-methods",
+        default=None,
+        help="search methods for the pypdf run (default: --methods); bm25 spares embedding it",
+    )
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--only", default="", help="comma-separated filing names (file stems): a smaller collection")
     ap.add_argument("--cache-dir", type=Path, default=Path(".bench-cache/financebench"))

@@ -351,8 +351,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.dump:
         with args.dump.open("w", encoding="utf-8") as f:
             for o in outcomes:
-                row = {"id": o.q.id, "question": o.q.question, "gold": o.q.answers, "impossible": o.q.impossible,
-                       "split": o.q.split, "answer": o.answer, "abstained": o.abstained, "details": o.details}
+                row = {
+                    "id": o.q.id,
+                    "question": o.q.question,
+                    "gold": o.q.answers,
+                    "impossible": o.q.impossible,
+                    "split": o.q.split,
+                    "answer": o.answer,
+                    "abstained": o.abstained,
+                    "details": o.details,
+                }
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
     if not args.no_append:
         command = "PYTHONPATH=src .venv/bin/python bench/squad2.py " + " ".join(

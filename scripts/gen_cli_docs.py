@@ -1,7 +1,7 @@
 """Generate docs/cli.md from the Typer app: every command, its arguments and options with their help.
 
-    python scripts/gen_cli_docs.py            # rewrite docs/cli.md
-    python scripts/gen_cli_docs.py --check    # exit 1 when docs/cli.md is out of date
+python scripts/gen_cli_docs.py            # rewrite docs/cli.md
+python scripts/gen_cli_docs.py --check    # exit 1 when docs/cli.md is out of date
 """
 
 from __future__ import annotations

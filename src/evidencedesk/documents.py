@@ -58,9 +58,7 @@ class Metadata:
 
     def valid_on(self, day: date) -> bool:
         """True when ``valid_from <= day <= valid_to`` (an open end always passes)."""
-        return (self.valid_from is None or self.valid_from <= day) and (
-            self.valid_to is None or day <= self.valid_to
-        )
+        return (self.valid_from is None or self.valid_from <= day) and (self.valid_to is None or day <= self.valid_to)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -157,9 +157,11 @@ def test_threshold_is_a_probability_from_the_fitted_model() -> None:
     dense = ExtractiveGenerator()
     _, _, details = dense.assess(question, context)
     assert details["scorer"] == "minilm"  # English question over English chunks
-    assert ExtractiveGenerator(threshold=min(0.999, details["answerability"] + 0.01)).generate(
-        question, context, ""
-    ).abstained
+    assert (
+        ExtractiveGenerator(threshold=min(0.999, details["answerability"] + 0.01))
+        .generate(question, context, "")
+        .abstained
+    )
 
 
 def test_neighbour_sentence_completes_the_answer() -> None:

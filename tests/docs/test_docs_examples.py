@@ -64,9 +64,7 @@ def test_changed_cli_option_fails_the_page(tmp_path: Path) -> None:
 
 def test_wrong_shown_output_fails(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
-    page.write_text(
-        "```python\nprint(sum([1, 2, 3]))\n```\n\n<!-- output -->\n```text\n7\n```\n", encoding="utf-8"
-    )
+    page.write_text("```python\nprint(sum([1, 2, 3]))\n```\n\n<!-- output -->\n```text\n7\n```\n", encoding="utf-8")
     with pytest.raises(DocExampleError, match="expected output line not found"):
         run_page(page, tmp_path / "work")
     page.write_text(page.read_text(encoding="utf-8").replace("\n7\n", "\n6\n"), encoding="utf-8")

@@ -13,8 +13,13 @@ from tests.support.docs_runner import REPO
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 
 
@@ -25,7 +30,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log
@@ -35,8 +44,22 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 def test_site_builds_strict_with_every_page(site: Path) -> None:
-    for page in ("quickstart", "concepts", "walkthrough", "bring-your-own", "configuration", "cli", "api",
-                 "architecture", "benchmarks", "ingest", "generators", "scale-out", "reliability", "security"):
+    for page in (
+        "quickstart",
+        "concepts",
+        "walkthrough",
+        "bring-your-own",
+        "configuration",
+        "cli",
+        "api",
+        "architecture",
+        "benchmarks",
+        "ingest",
+        "generators",
+        "scale-out",
+        "reliability",
+        "security",
+    ):
         assert (site / page / "index.html").is_file(), page
     api = (site / "api" / "index.html").read_text(encoding="utf-8")
     assert "Desk" in api and "load_settings" in api and "doc-heading" in api  # rendered from docstrings

@@ -145,8 +145,9 @@ def check_output(expected: str, actual: str, where: str) -> None:
         while i < len(actual_lines) and want_n not in actual_lines[i]:
             i += 1
         if i == len(actual_lines):
-            raise DocExampleError(f"{where}: expected output line not found (in order): {want.strip()!r}\n"
-                                  f"--- actual output ---\n{actual}")
+            raise DocExampleError(
+                f"{where}: expected output line not found (in order): {want.strip()!r}\n--- actual output ---\n{actual}"
+            )
         i += 1
 
 
@@ -171,7 +172,11 @@ def _run_shell(block: Block, where: str, workdir: Path, env: dict[str, str]) -> 
     outputs = []
     for command in shell_commands(block):
         proc = subprocess.run(
-            ["bash", "-c", command], cwd=workdir, env=env, capture_output=True, text=True,
+            ["bash", "-c", command],
+            cwd=workdir,
+            env=env,
+            capture_output=True,
+            text=True,
             timeout=COMMAND_TIMEOUT_S,
         )
         if proc.returncode != 0:
@@ -235,7 +240,9 @@ def run_pages_parallel(pages: list[Path], root: Path, workers: int = 3) -> dict[
         workdir = root / f"page{index}"
         proc = subprocess.run(
             [sys.executable, __file__, "--workdir", str(workdir), str(page)],
-            capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S * 4,
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT_S * 4,
         )
         # stderr first: a page's background service may still write to it after the last block's output
         return page, (proc.returncode, proc.stderr + proc.stdout)

@@ -102,9 +102,7 @@ class AskStream(Iterator[AskEvent], AbstractContextManager["AskStream"]):
     def __del__(self) -> None:
         self._release()
 
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
 

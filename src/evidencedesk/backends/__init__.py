@@ -17,6 +17,7 @@ from evidencedesk.urls import POSTGRES_SCHEMES, is_postgres_url
 if TYPE_CHECKING:
     from evidencedesk.backends.postgres import PgStore
 
+
 def open_store(target: str | Path, **options: Any) -> Store | PgStore:
     """The embedded Store in folder ``target``, or a PgStore when ``target`` is a PostgreSQL URL.
 

@@ -268,8 +268,10 @@ def diagnose(
     valid_at: opt.ValidAt = None,
     generator_name: Annotated[
         str | None,
-        typer.Option("--generator", help="Generator that answers each question: extractive, llama-cpp or openai. "
-                     "Default: the config's."),
+        typer.Option(
+            "--generator",
+            help="Generator that answers each question: extractive, llama-cpp or openai. Default: the config's.",
+        ),
     ] = None,
     as_json: opt.Json = False,
 ) -> None:

@@ -131,8 +131,9 @@ class Evaluating:
         ``evidence`` holds the chunks with the labels' gold phrases."""
         return [
             self.answering.answered(
-                AskRequest(label.question, scope, generator=generator, method=method, k=k, floor=floor,
-                           label=label, save=False),
+                AskRequest(
+                    label.question, scope, generator=generator, method=method, k=k, floor=floor, label=label, save=False
+                ),
                 evidence,
             )  # fmt: skip
             for label in labels

@@ -113,9 +113,7 @@ def reader_evidence(label: Label, details: Mapping[str, Any]) -> dict[str, Any]:
 
 def selective_records(records: Sequence[AnswerRecord]) -> list[Selective]:
     """The records as selective answering reads them."""
-    return [
-        Selective(r.answerable, not r.abstained, r.correct, r.reader_score, r.best_unit_correct) for r in records
-    ]
+    return [Selective(r.answerable, not r.abstained, r.correct, r.reader_score, r.best_unit_correct) for r in records]
 
 
 @dataclass

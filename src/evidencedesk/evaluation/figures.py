@@ -21,8 +21,18 @@ from dataclasses import dataclass
 
 __all__ = ["Figure", "figures", "figures_found", "holds_gold_figure", "states"]
 
-_SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "millions": 1e6, "mn": 1e6, "m": 1e6,
-           "billion": 1e9, "billions": 1e9, "bn": 1e9, "trillion": 1e12}
+_SCALES = {
+    "thousand": 1e3,
+    "k": 1e3,
+    "million": 1e6,
+    "millions": 1e6,
+    "mn": 1e6,
+    "m": 1e6,
+    "billion": 1e9,
+    "billions": 1e9,
+    "bn": 1e9,
+    "trillion": 1e12,
+}
 _CITATION = re.compile(r"\[[^\]\n]{0,80}\]")  # "[1]", "[doc:c12]": markers, not figures
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<sign>[-−(])?\s?(?P<cur>[$€£])?\s?"
@@ -51,9 +61,14 @@ class Figure:
 def _is_year(m: re.Match[str]) -> bool:
     text = m.group("int")
     return (
-        m.group("dec") is None and m.group("cur") is None and m.group("sign") is None
-        and m.group("pct") is None and m.group("scale") is None
-        and "," not in text and len(text) == 4 and 1900 <= int(text) <= 2100
+        m.group("dec") is None
+        and m.group("cur") is None
+        and m.group("sign") is None
+        and m.group("pct") is None
+        and m.group("scale") is None
+        and "," not in text
+        and len(text) == 4
+        and 1900 <= int(text) <= 2100
     )
 
 
@@ -69,8 +84,14 @@ def figures(text: str) -> list[Figure]:
         if m.group("sign"):
             value = -value
         digits = len((m.group("int").replace(",", "") + dec).lstrip("0")) or 1
-        out.append(Figure(value * scale, len(dec) - (len(str(int(scale))) - 1 if scale > 1 else 0),
-                          percent=m.group("pct") is not None, digits=digits))
+        out.append(
+            Figure(
+                value * scale,
+                len(dec) - (len(str(int(scale))) - 1 if scale > 1 else 0),
+                percent=m.group("pct") is not None,
+                digits=digits,
+            )
+        )
     return out
 
 

@@ -167,8 +167,11 @@ def _selective_section(run: Mapping[str, Any]) -> str:
         pts = {"risk": [(float(p["coverage"]), float(p["risk"])) for p in sorted(curve, key=lambda p: p["coverage"])]}
         out.append(
             line_chart(
-                pts, chart_id="risk-coverage", title="Risk (wrong answers / answers) against coverage",
-                x_label="coverage (share answered)", y_label="risk",
+                pts,
+                chart_id="risk-coverage",
+                title="Risk (wrong answers / answers) against coverage",
+                x_label="coverage (share answered)",
+                y_label="risk",
             )  # fmt: skip
         )
         out.append(

@@ -37,6 +37,7 @@ class StoredRecords(Protocol):
 
     def chunk_counts(self) -> dict[str, int]: ...
 
+
 SCOPE_SETS = ("statuses", "audiences", "langs", "tenants", "doc_ids")
 
 

@@ -29,8 +29,11 @@ def _labels_file(state: ServiceState, requested: str | None) -> Path:
     if requested is None:
         path = state.labels_path()
         if path is None:
-            refuse(404, "labels: no labels file is configured (serve --labels FILE or labels: in the keys file); "
-                        "name one inside the ingest root")
+            refuse(
+                404,
+                "labels: no labels file is configured (serve --labels FILE or labels: in the keys file); "
+                "name one inside the ingest root",
+            )
         return path
     path = inside_root(state.service.ingest_root, requested, "labels")
     if not path.is_file():

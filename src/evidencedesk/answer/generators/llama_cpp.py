@@ -113,9 +113,7 @@ class Ticket(AbstractContextManager["Ticket"]):
             self._done = True
             self.queue._leave(time.monotonic() - self.since)
 
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.release()
 
 

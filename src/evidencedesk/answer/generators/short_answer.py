@@ -232,6 +232,7 @@ def _phrase(toks: list[tuple[str, int, int]], span: tuple[int, int]) -> tuple[in
             hi += 1
     while hi + 1 < len(toks) and not _CLAUSE_END.search(toks[hi][0]) and hi - lo + 1 < PHRASE_WORDS:
         hi += 1
+
     def in_name(x: int) -> bool:
         b = _bare(toks[x][0])
         return b[:1].isupper() or b.lower() in _CONNECTORS

@@ -19,6 +19,7 @@ CHUNK_TYPES = tuple(_TYPES.get(c, "text") for c in CHUNK_COLUMNS)
 SCOPE_COLUMNS = ("doc_id", "status", "audience", "lang", "tenant", "valid_from", "valid_to")
 SCOPE_TYPES = tuple(_TYPES.get(c, "text") for c in SCOPE_COLUMNS)
 
+
 def document_row(doc: Document, chunking_hash: str, build_id: int | None) -> tuple[Any, ...]:
     m = doc.metadata
     return (

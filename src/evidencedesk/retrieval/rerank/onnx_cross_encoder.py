@@ -78,9 +78,7 @@ class OnnxCrossEncoder:
         model_path, tokenizer_path = self.folder / MODEL_FILE, self.folder / TOKENIZER_FILE
         for path in (model_path, tokenizer_path):
             if not path.is_file():
-                raise CrossEncoderUnavailable(
-                    f"{setting}: {path} is missing; {hint} or name another model"
-                )
+                raise CrossEncoderUnavailable(f"{setting}: {path} is missing; {hint} or name another model")
         try:
             self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
         except Exception as exc:  # tokenizers raises its own exception type for a bad file
