@@ -5,10 +5,8 @@ its next request."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 from fastapi.testclient import TestClient
@@ -18,20 +16,14 @@ from evidencedesk.desk import Desk
 from evidencedesk.server.app import create_app
 from evidencedesk.server.state import ServiceState
 from tests.support.parity import BM25_YAML, KESTREL_DOCS, SERVICE, collect
+from tests.support.pg_database import fresh_database
 
 
 @pytest.fixture
 def pg_db_url(pg_url: str) -> Iterator[str]:
     """A fresh database on the test server (its URL), dropped when the test ends."""
-    import psycopg
-    from psycopg import sql
-
-    name = f"evd_par_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    yield urlsplit(pg_url)._replace(path=f"/{name}").geturl()
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    with fresh_database(pg_url, "evd_par") as url:
+        yield url
 
 
 def test_three_front_ends_agree_on_postgres(pg_db_url: str, tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ database and the command line uses the store's default schema in it.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -16,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evidencedesk.cli import app
+from tests.support.pg_database import fresh_database
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "examples" / "kestrel" / "docs"
@@ -31,15 +31,8 @@ def run(*args: str) -> tuple[int, str, str]:
 @pytest.fixture
 def pg_db_url(pg_url: str) -> Iterator[str]:
     """A fresh database on the test server (its URL), dropped when the test ends."""
-    import psycopg
-    from psycopg import sql
-
-    name = f"evd_cli_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    yield urlsplit(pg_url)._replace(path=f"/{name}").geturl()
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    with fresh_database(pg_url, "evd_cli") as url:
+        yield url
 
 
 def test_ingest_docs_search_ask_eval_on_postgres(

@@ -5,15 +5,14 @@ in-database searchers), ``eval --answers`` answers each as ``ask`` does, and ``d
 from __future__ import annotations
 
 import shutil
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
 from evidencedesk.desk import Desk
 from tests.support.parity import KESTREL_DOCS, KESTREL_LABELS
+from tests.support.pg_database import fresh_database
 from tests.support.pipeline_parity import (
     BM25_MMR,
     HYBRID,
@@ -30,15 +29,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def pg_db_url(pg_url: str) -> Iterator[str]:
     """A fresh database on the test server (its URL), dropped when the test ends."""
-    import psycopg
-    from psycopg import sql
-
-    name = f"evd_pipe_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    yield urlsplit(pg_url)._replace(path=f"/{name}").geturl()
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    with fresh_database(pg_url, "evd_pipe") as url:
+        yield url
 
 
 def test_every_path_ranks_and_answers_the_example_alike_on_postgres(pg_db_url: str, tmp_path: Path) -> None:

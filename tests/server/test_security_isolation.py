@@ -10,11 +10,9 @@ PostgreSQL (which skips without a server, or fails under ``CI``).
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 from fastapi.routing import APIRoute
@@ -29,6 +27,7 @@ from evidencedesk.server.settings import parse_service_settings
 from evidencedesk.server.state import ServiceState
 from evidencedesk.store import Store
 from evidencedesk.store.contract import StoreProtocol
+from tests.support.pg_database import fresh_database
 from tests.support.security import (
     QUERY,
     SCOPES,
@@ -75,16 +74,9 @@ def _ids(store: StoreProtocol) -> dict[str, list[str]]:
 @pytest.fixture(scope="module")
 def pg_database(request: pytest.FixtureRequest) -> Iterator[str]:
     """A fresh PostgreSQL database (its URL) for the module, dropped at its end."""
-    import psycopg
-    from psycopg import sql
-
     pg_url: str = request.getfixturevalue("pg_url")
-    name = f"evd_iso_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    yield urlsplit(pg_url)._replace(path=f"/{name}").geturl()
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    with fresh_database(pg_url, "evd_iso") as url:
+        yield url
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
