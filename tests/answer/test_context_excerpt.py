@@ -87,7 +87,9 @@ def test_an_excerpt_grows_into_the_budget_that_is_left() -> None:
 
 
 def test_a_parent_child_chunk_shows_its_excerpt_as_the_parent_text() -> None:
-    child = replace(make_chunk("amcor:c40", "Adjusted EBITDA"), parent_id="amcor:p1", parent_text=TABLE.text)
+    child = replace(
+        make_chunk("amcor:c40", "Adjusted EBITDA", kind="table"), parent_id="amcor:p1", parent_text=TABLE.text
+    )
     out = assemble(as_candidates([child]), budget_tokens=200, question=QUESTION)
     (shown,) = out.candidates
     assert shown.chunk.parent_text is not None and "2,018" in shown.chunk.parent_text
@@ -141,10 +143,12 @@ def test_lists_at_093_overlap_with_other_numbers_survive_the_default_threshold()
 
 
 def test_unit_share_caps_the_first_round_of_best_units() -> None:
-    def sentences(n: int) -> str:
-        return " ".join(f"Adjusted margin of unit {n} rose in week {100 * n + w}." for w in range(20))
+    # tables: prose is never shown in part (TRIMMED_KINDS)
+    def rows(n: int) -> str:
+        lines = [f"| Adjusted margin of unit {n} | rose in week | {100 * n + w} |" for w in range(20)]
+        return "| Item | Change | Week |\n|---|---|---|\n" + "\n".join(lines)
 
-    big = [make_chunk(f"big{n}:c0", sentences(n)) for n in range(3)]
+    big = [make_chunk(f"big{n}:c0", rows(n), kind="table") for n in range(3)]
     cands = as_candidates([*big, TABLE])
     every = assemble(cands, budget_tokens=500, question=QUESTION)
     assert every.ids == [*(c.id for c in big), TABLE.id]  # each one's best unit went in first
@@ -154,3 +158,13 @@ def test_unit_share_caps_the_first_round_of_best_units() -> None:
     assert ("amcor:c13", "budget") in [(d.chunk_id, d.reason) for d in whole_first.dropped]
     with pytest.raises(ValueError, match="unit_share"):
         assemble(cands, unit_share=1.5)
+
+
+def test_prose_is_shown_whole_or_not_at_all() -> None:
+    prose = make_chunk("guide:c0", " ".join(f"Adjusted margin rose in week {w} of the year." for w in range(60)))
+    table = replace(prose, kind="table", text="| Item | Week |\n|---|---|\n" + "\n".join(
+        f"| Adjusted margin rose | {w} |" for w in range(60)))  # fmt: skip
+    for chunk, shown in ((prose, False), (table, True)):
+        out = assemble(as_candidates([chunk]), budget_tokens=120, question="When did the adjusted margin rise?")
+        assert (out.ids == [chunk.id]) is shown
+        assert [d.reason for d in out.dropped] == (["trimmed"] if shown else ["budget"])

