@@ -31,6 +31,8 @@ from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import Settings
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.progress import Callback
+from evidencedesk.results.ingest import EmbeddingProgress, IngestReport
+from evidencedesk.results.search import SearchHit
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.first_stage import FirstStage
 from evidencedesk.retrieval.scope import Scope
@@ -142,29 +144,47 @@ class Desk:
         remove_missing: bool = True,
         embed: bool = False,
         embed_progress: Callback | None = None,
-        **chunker: Any,
-    ) -> Any:
+        **chunker: object,
+    ) -> IngestReport:
         """Ingest a folder: unchanged files are skipped by hash, changed files re-chunked and (with
-        ``remove_missing``) documents whose file is gone removed. ``chunker`` overrides (name=, size=,
-        overlap=, unit=) the configured chunker; files over ``max_bytes`` fail. Returns the report.
+        ``remove_missing``) documents whose file is gone removed. When the store has a snapshot (see
+        :meth:`write_index`) it is brought up to date in the same call, with one new segment.
 
-        ``progress(done, total, path)`` follows the files; with ``embed`` the dense embeddings of every
-        chunk are computed now (see :meth:`embed`, followed by ``embed_progress``), so the first dense or
-        hybrid query does not pay for them. The report's ``progress`` holds the files' (and the
-        embedding's) count, seconds and rate. When the store has a snapshot (see :meth:`write_index`)
-        it is brought up to date in the same call, with one new segment; ``progress["index"]`` says
-        what was added, deleted and merged (or why the snapshot could not be updated)."""
+        Args:
+            folder: the folder of documents (read recursively).
+            max_bytes: files larger than this fail (default: the ingest's limit).
+            progress: ``progress(done, total, path)`` follows the files.
+            remove_missing: remove stored documents whose file is gone.
+            embed: also compute the dense embeddings of every chunk now (see :meth:`embed`), so the
+                first dense or hybrid query does not pay for them.
+            embed_progress: follows the embedding (with ``embed``).
+            **chunker: overrides of the configured chunker (``name=``, ``size=``, ``overlap=``, ``unit=``).
+
+        Returns:
+            The :class:`~evidencedesk.results.ingest.IngestReport`: documents added, updated, unchanged and
+            removed, the files that failed and why, and in ``progress`` the files' (and the embedding's)
+            count, seconds and rate, and ``progress.index``: what the snapshot update added, deleted and
+            merged (or why the snapshot could not be updated).
+
+        Raises:
+            ConfigError: a bad chunker override or ``max_bytes``.
+        """
         return self._index.ingest(
             folder, max_bytes=max_bytes, progress=progress, remove_missing=remove_missing, embed=embed,
             embed_progress=embed_progress, chunker=chunker,
         )  # fmt: skip
 
-    def embed(self, progress: Callback | None = None) -> dict[str, Any]:
+    def embed(self, progress: Callback | None = None) -> EmbeddingProgress:
         """Compute the dense embeddings of every stored chunk into the embedding cache (PostgreSQL: into the
         store), exactly as the dense leg of a search would; chunks already embedded are not embedded again.
 
-        ``progress(done, total, model)`` follows the chunks embedded now. Returns the embedding's count
-        (chunks embedded now), total (chunks stored), seconds and rate."""
+        Args:
+            progress: ``progress(done, total, model)`` follows the chunks embedded now.
+
+        Returns:
+            The embedding's ``count`` (chunks embedded now), ``total`` (chunks stored), ``seconds``,
+            ``per_second`` and ``model``.
+        """
         return self._index.embed(progress)
 
     def chunks(self) -> list[Chunk]:
@@ -180,7 +200,7 @@ class Desk:
         *,
         rebuild: bool = False,
         merge: bool = False,
-        report: dict[str, Any] | None = None,
+        report: dict[str, object] | None = None,
     ) -> Path:
         """Save the latest build's index to ``<store>/snapshot``: BM25 with the configured settings,
         and (``dense``) the vectors through the embedding cache plus (``ann``) HNSW graphs.
@@ -266,9 +286,23 @@ class Desk:
     def search_rows(
         self, query: str, k: int | None = None, method: str | None = None,
         scope: Scope | Mapping[str, Any] | None = None, legs: Sequence[str] | None = None,
-    ) -> list[dict[str, Any]]:  # fmt: skip
-        """What ``evidencedesk search --json`` prints and ``POST /search`` returns: each result's
-        ``Candidate.to_dict()`` plus the query words it holds (``shared_words``)."""
+    ) -> list[SearchHit]:  # fmt: skip
+        """The ranking of :meth:`search` with the query words each result holds: what ``evidencedesk search
+        --json`` prints and ``POST /search`` returns (each hit's ``to_dict()``).
+
+        Args:
+            query: the question or keywords (not empty).
+            k: how many results (default: ``retrieval.k``).
+            method: ``bm25``, ``tfidf``, ``lsa``, ``dense`` or ``hybrid`` (default: ``retrieval.method``).
+            scope: the chunks that may be ranked (default: the configured scope).
+            legs: a hybrid's legs (default: the configured legs).
+
+        Returns:
+            The hits, best first: fewer than ``k`` when fewer chunks inside the scope match.
+
+        Raises:
+            ConfigError: an empty query, a bad ``k``, an unknown method, or ``legs`` without a hybrid.
+        """
         return self._search.rows(query, self.search(query, k, method, scope, legs), method, legs)
 
     @staticmethod

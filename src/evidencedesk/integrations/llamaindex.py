@@ -16,6 +16,7 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from evidencedesk.integrations.rows import check_source, chunk_metadata, search_rows
+from evidencedesk.results.search import SearchHit
 
 SHOWN = ("chunk_id", "title", "source")  # the metadata a LlamaIndex prompt shows with a node's text
 
@@ -56,15 +57,15 @@ class EvidencedeskRetriever(BaseRetriever):
             query_bundle.query_str, desk=self.desk, url=self.url, api_key=self.api_key, k=self.k,
             method=self.method, scope=self.scope, timeout=self.timeout,
         )  # fmt: skip
-        return [NodeWithScore(node=_node(r), score=float(r["score"])) for r in rows]
+        return [NodeWithScore(node=_node(hit), score=float(hit.score)) for hit in rows]
 
 
-def _node(row: Mapping[str, Any]) -> TextNode:
+def _node(hit: SearchHit) -> TextNode:
     """A node for one result; a prompt built from it shows only the chunk id, title and source file."""
-    meta = chunk_metadata(row)
+    meta = chunk_metadata(hit)
     hidden = [key for key in meta if key not in SHOWN]
     return TextNode(
-        id_=row["chunk_id"], text=row["text"], metadata=meta,
+        id_=hit.chunk_id, text=hit.text, metadata=meta,
         excluded_llm_metadata_keys=hidden, excluded_embed_metadata_keys=hidden,
     )  # fmt: skip
 
