@@ -13,7 +13,6 @@ from evidencedesk.cli.app import DEFAULT_MAX_BYTES, app, console, err_console, f
 from evidencedesk.constants import CHUNKERS, UNITS
 from evidencedesk.results.ingest import IngestReport, SnapshotNotUpdated, SnapshotUpdate, StepProgress
 
-
 _NAMED = 20  # documents named per line of the report (all of them with --json)
 
 

@@ -166,8 +166,9 @@ class IngestReport:
     ``added`` and ``updated`` (content changed or re-chunked with a new config), ``unchanged`` (skipped
     by hash), ``removed`` (the file is gone); ``failed`` names each file that could not be stored and
     why; ``skipped`` lists files no parser handles. ``n_documents`` and ``n_chunks`` count the whole
-    store after the run; ``chunking`` is what the run chunked with. ``unknown_supersedes`` lists the documents whose ``supersedes:`` names no
-    document of their tenant; the JSON has the key only when there is one.
+    store after the run; ``chunking`` is what the run chunked with; ``progress`` how it went.
+    ``unknown_supersedes`` lists the documents whose ``supersedes:`` names no document of their
+    tenant; the JSON has the key only when there is one.
     """
 
     added: tuple[str, ...] = ()
