@@ -209,7 +209,22 @@ class Desk:
         up to date with one new segment for what changed since its build; otherwise, or with
         ``rebuild``, it is written whole as one segment. ``merge`` then merges every segment into one.
         Later searches open it memory-mapped instead of loading every chunk and rebuilding the index,
-        and every ingest keeps it up to date. ``report`` (a dict) receives what was done.
+        and every ingest keeps it up to date.
+
+        Args:
+            dense: also save the dense vectors (embedded through the embedding cache).
+            ann: also build HNSW graphs over the vectors (with ``dense``).
+            timings: receives the seconds each step took, by step.
+            rebuild: write the snapshot whole even when it could be brought up to date.
+            merge: then merge every segment into one.
+            report: receives what was done: ``mode`` (``rebuild`` or ``update``), ``update`` (rows added
+                and deleted, segments merged) and, with ``merge``, ``merge``.
+
+        Returns:
+            The snapshot's folder.
+
+        Raises:
+            ConfigError: a PostgreSQL store (it keeps its indexes in the database).
         """
         return self._index.write_index(dense, ann, timings, rebuild=rebuild, merge=merge, report=report)
 

@@ -35,20 +35,20 @@ def _document(state: StateDep, caller: CallerDep, doc_id: str) -> Document:
 
 
 @router.get("/documents/{doc_id:path}/chunks", response_model=list[ChunkOut])
-def document_chunks(doc_id: str, state: StateDep, caller: CallerDep) -> list[dict[str, Any]]:
+def document_chunks(doc_id: str, state: StateDep, caller: CallerDep) -> list[dict[str, object]]:
     """One document's chunks in order (404 when the document is outside the scope)."""
     _document(state, caller, doc_id)
     return [c.to_dict() for c in state.store.chunks(doc_id) if caller.scope.allows_chunk(c)]
 
 
 @router.get("/documents/{doc_id:path}", response_model=DocumentOut)
-def get_document(doc_id: str, state: StateDep, caller: CallerDep) -> dict[str, Any]:
+def get_document(doc_id: str, state: StateDep, caller: CallerDep) -> dict[str, object]:
     """A whole document: text, metadata and sections."""
     return _document(state, caller, doc_id).to_dict()
 
 
 @router.get("/chunks/{chunk_id:path}", response_model=ChunkOut)
-def get_chunk(chunk_id: str, state: StateDep, caller: CallerDep) -> dict[str, Any]:
+def get_chunk(chunk_id: str, state: StateDep, caller: CallerDep) -> dict[str, object]:
     """One stored chunk: what a citation points to."""
     chunk = state.store.chunk(chunk_id)
     if chunk is None or not caller.scope.allows_chunk(chunk):
