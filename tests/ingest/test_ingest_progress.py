@@ -79,7 +79,7 @@ def test_ingest_reports_progress_and_embed_fills_the_cache(tmp_path: Path) -> No
         with EmbeddingCache(tmp_path / "store" / EMBEDDINGS_FILE) as cache:
             assert cache.count() == n
         # the first hybrid query finds every vector in the cache: nothing left to embed
-        assert desk.embed()["count"] == 0
+        assert desk.embed().count == 0
         assert desk.search("When does room 3 open?", method="hybrid")[0].chunk.doc_id == "note-3"
 
 
