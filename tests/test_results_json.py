@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from evidencedesk import Desk, Settings
-from evidencedesk.documents import Chunk
+from evidencedesk.documents import Chunk, Document, Metadata
 from evidencedesk.results.ingest import FileFailure, IngestReport, SnapshotUpdate, UnknownSupersedes
 from evidencedesk.results.records import DocumentListing
 from evidencedesk.results.search import SearchHit
@@ -106,3 +106,16 @@ def test_document_listings_give_both_shapes(desk: Desk) -> None:
         **{k: meta[k] for k in ("status", "audience", "lang", "tenant", "version", "valid_from", "valid_to")},
         "n_chunks": 4, "content_hash": doc.content_hash,
     }  # fmt: skip
+
+
+def test_the_service_models_name_fields_the_results_give() -> None:
+    """``server.models`` describes these results for the OpenAPI schema: every field it names is one the
+    result's ``to_dict()`` gives."""
+    from evidencedesk.server.models import DocumentSummary, IngestReportOut
+    from evidencedesk.server.models import SearchHit as SearchHitOut
+
+    hit = SearchHit.of(Candidate(Chunk("d:c0", "d", "text"), 1.0, 1, "bm25"), ["text"])
+    listed = DocumentListing.of(Document("d", "D", "d.md", "markdown", "text", "hash", Metadata()), 1)
+    assert set(IngestReportOut.model_fields) <= set(IngestReport().to_dict())
+    assert set(SearchHitOut.model_fields) == set(hit.to_dict())
+    assert set(DocumentSummary.model_fields) == set(listed.to_dict())
