@@ -82,7 +82,7 @@ class SearchHit:
             rank=int(d["rank"]),
             chunk_id=str(d["chunk_id"]),
             doc_id=str(d["doc_id"]),
-            score=float(d["score"]),
+            score=d["score"],  # as written: a float read back prints the same
             source=str(d.get("source", "")),
             text=str(d.get("text", "")),
             kind=str(d.get("kind", "text")),
@@ -90,7 +90,7 @@ class SearchHit:
             location=Location.from_dict(d.get("location") or {}),
             source_path=str(d.get("source_path", "")),
             metadata=Metadata.from_dict(d.get("metadata") or {}),
-            parts=tuple(Part(str(p["source"]), int(p["rank"]), float(p["score"])) for p in d.get("parts") or ()),
+            parts=tuple(Part(str(p["source"]), int(p["rank"]), p["score"]) for p in d.get("parts") or ()),
             shared_words=tuple(str(w) for w in d.get("shared_words") or ()),
             collapsed=tuple(str(c) for c in d.get("collapsed") or ()),
         )
