@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -50,7 +50,7 @@ def _ingest(desk: Desk, docs: Path) -> None:
         console.print(f"  [red]failed[/] {failure.path}: {failure.reason}")
 
 
-def _whole_evidence(desk: Desk, rows: list[dict[str, Any]]) -> None:
+def _whole_evidence(desk: Desk, rows: list[dict[str, object]]) -> None:
     from evidencedesk import ChunkingConfig
 
     table = Table("chunker", "size", "chunks", "answers whole in one chunk")

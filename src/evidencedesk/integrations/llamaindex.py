@@ -10,13 +10,16 @@ evidencedesk citation names), whose text is the chunk's, and whose metadata is d
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from evidencedesk.integrations.rows import check_source, chunk_metadata, search_rows
 from evidencedesk.results.search import SearchHit
+
+if TYPE_CHECKING:
+    from evidencedesk import Desk
 
 SHOWN = ("chunk_id", "title", "source")  # the metadata a LlamaIndex prompt shows with a node's text
 
@@ -32,7 +35,7 @@ class EvidencedeskRetriever(BaseRetriever):
 
     def __init__(
         self,
-        desk: Any = None,
+        desk: Desk | None = None,
         *,
         url: str | None = None,
         api_key: str | None = None,

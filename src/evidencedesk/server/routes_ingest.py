@@ -13,7 +13,6 @@ import json
 import shutil
 import uuid
 from pathlib import Path
-from typing import Any
 
 from fastapi import APIRouter, Request
 from pydantic import ValidationError
@@ -32,7 +31,7 @@ router = APIRouter(tags=["ingest"])
 UPLOADS = "uploads"
 
 
-def _json_schema() -> dict[str, Any]:
+def _json_schema() -> dict[str, object]:
     """The JSON body's schema; its nested models are listed in the components by the lab's routes."""
     schema = IngestPathRequest.model_json_schema(ref_template="#/components/schemas/{model}")
     schema.pop("$defs", None)
