@@ -3,8 +3,9 @@
 The JSON that ``--json`` prints and the service returns is a contract: callers parse it. These tests
 run the real CLI (in-process) and the real service (TestClient) on the bundled example and compare
 each output with a file under ``tests/golden/``. Only what changes from run to run is set aside
-before comparing: trace ids, timings and wall-clock rates are replaced by a placeholder, paths inside the
-checkout are made relative to it, and floats are rounded to six decimals (scores come from ONNX models whose last bits depend on the CPU).
+before comparing: trace ids, timings and wall-clock rates are replaced by a placeholder, paths
+inside the checkout are made relative to it, and floats are rounded to six decimals (scores come
+from ONNX models whose last bits depend on the CPU).
 
 After a deliberate change of the JSON, rewrite the files and review the diff::
 
