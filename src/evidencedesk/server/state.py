@@ -91,7 +91,7 @@ class ServiceState:
         build = self.build_id()
 
         def rechunk() -> Corpus:
-            return Corpus(("lab", chunking, build), self.desk.rechunk(chunking), chunking.to_dict())
+            return Corpus(("lab", chunking, build), self.desk.lab.rechunk(chunking), chunking.to_dict())
 
         return self._corpora.get(("lab", chunking, build), rechunk)
 
@@ -110,7 +110,7 @@ class ServiceState:
         """An in-memory searcher of ``method`` over a re-chunked ``corpus``, configured as the Desk's
         (cached with the corpus)."""
         names = tuple(legs) if legs else None
-        return corpus.searchers.get((method, names), lambda: self.desk.searcher_over(corpus.chunks, method, legs))
+        return corpus.searchers.get((method, names), lambda: self.desk.lab.searcher_over(corpus.chunks, method, legs))
 
     def warm_models(self) -> bool:
         """The Desk's ``warm_models``: the bundled cross-encoder loaded at start when the settings read it."""

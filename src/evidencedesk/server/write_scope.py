@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evidencedesk import Scope
-from evidencedesk.desk import Desk
+from evidencedesk.desk import documents_in
 from evidencedesk.documents import Metadata
 from evidencedesk.errors import WriteRefused
 from evidencedesk.server.access import StoredRecords
@@ -37,7 +37,7 @@ def check_writes(folder: Path, scope: Scope, stored: Callable[[str], Any], *, na
     uploads) the message names the file; a server-side folder may hold files the caller may not
     see, so then it names nothing: no file, tenant, audience or id.
     """
-    for rel, doc in Desk.documents_in(folder):
+    for rel, doc in documents_in(folder):
         old = stored(doc.id)
         if writable(scope, doc.metadata) and (old is None or writable(scope, old.metadata)):
             continue
