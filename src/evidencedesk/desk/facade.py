@@ -27,7 +27,7 @@ from typing import Any
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.answer.stream import AskStream
 from evidencedesk.config import Settings
-from evidencedesk.documents import Chunk
+from evidencedesk.documents import Chunk, Document
 from evidencedesk.progress import Callback
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.first_stage import FirstStage
@@ -195,16 +195,19 @@ class Desk:
         (chunks embedded now), total (chunks stored), seconds and rate."""
         return self._index.embed(progress)
 
-    def chunks(self) -> list[Chunk]:
-        """Every stored chunk of the latest build.
+    def chunks(self, doc_id: str | None = None) -> list[Chunk]:
+        """Every stored chunk of the latest build, or one document's.
 
-        Kept in memory only while in-memory searchers need them (an embedded store without a current
-        snapshot); otherwise read anew on each call.
+        All of them are kept in memory only while in-memory searchers need them (an embedded store
+        without a current snapshot); otherwise read anew on each call.
+
+        Args:
+            doc_id: A document's id: only its chunks (default: every document's).
 
         Returns:
-            The chunks, in document order.
+            The chunks, in document order (empty for an id not stored).
         """
-        return self._index.chunks()
+        return self._index.chunks() if doc_id is None else self._state.store.chunks(doc_id)
 
     def write_index(
         self,
@@ -235,6 +238,45 @@ class Desk:
             an older build, a PostgreSQL store).
         """
         return self._index.snapshot_status()
+
+    # -- what is stored ----------------------------------------------------------------------------
+    def documents(self) -> list[Document]:
+        """Every stored document, without its text and sections.
+
+        Returns:
+            The documents (ids, titles, paths, formats, metadata; ``text`` empty), ordered by id.
+        """
+        return self._state.store.document_headers()
+
+    def document(self, doc_id: str) -> Document | None:
+        """One stored document, whole: text, metadata and sections.
+
+        Args:
+            doc_id: The document's id.
+
+        Returns:
+            The document, or None when no document has that id.
+        """
+        return self._state.store.document(doc_id)
+
+    def chunk(self, chunk_id: str) -> Chunk | None:
+        """One stored chunk: what a citation points to.
+
+        Args:
+            chunk_id: The chunk's id (``doc_id:c3``).
+
+        Returns:
+            The chunk, or None when no chunk has that id.
+        """
+        return self._state.store.chunk(chunk_id)
+
+    def chunk_counts(self) -> dict[str, int]:
+        """How many chunks each stored document has in the latest build.
+
+        Returns:
+            The count by document id (a document without chunks may be missing).
+        """
+        return self._state.store.chunk_counts()
 
     # -- searchers and search ----------------------------------------------------------------------
     def searcher(self, method: str | None = None, legs: Sequence[str] | None = None) -> Searcher:

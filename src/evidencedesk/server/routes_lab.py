@@ -103,7 +103,7 @@ def _allowed_count(state: ServiceState, lab: _Lab) -> int:
     """How many chunks the scope allows: counted per document for the stored chunks."""
     if lab.corpus is not None:
         return sum(lab.scope.allows_chunk(c) for c in lab.corpus.chunks)
-    counts = state.store.chunk_counts()
+    counts = state.desk.chunk_counts()
     return sum(counts.get(d.id, 0) for d in state.document_headers() if lab.scope.allows(d.metadata, d.id))
 
 

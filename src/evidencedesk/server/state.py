@@ -97,12 +97,12 @@ class ServiceState:
 
     def document_headers(self) -> list[Document]:
         """Every stored document without its text (ids, titles, paths, metadata)."""
-        return self.store.document_headers()
+        return self.desk.documents()
 
     def each_document(self) -> Iterator[Document]:
         """Every stored document, read one at a time (never all of them in memory at once)."""
-        for header in self.store.document_headers():
-            doc = self.store.document(header.id)
+        for header in self.desk.documents():
+            doc = self.desk.document(header.id)
             if doc is not None:
                 yield doc
 
