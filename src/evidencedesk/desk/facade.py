@@ -322,29 +322,6 @@ class Desk:
         """
         return self._search.label(method, legs)
 
-    def check_memory(self, what: str, hint: str) -> None:
-        """Refuse a step that would hold every chunk in memory over a store with more than
-        :attr:`max_memory_chunks` chunks.
-
-        Args:
-            what: The step, as the error names it.
-            hint: What to do instead, as the error says it.
-
-        Raises:
-            TooLargeForMemory: the store holds more chunks than allowed.
-        """
-        self._state.check_memory(what, hint)
-
-    def tenant_statistics(self) -> bool:
-        """Whether searches use one index per tenant.
-
-        Returns:
-            True when ``retrieval.tenant_statistics`` is on and the store holds several tenants (with
-            one tenant both ways give the same scores). A snapshot then scores each tenant's rows with
-            that tenant's statistics (counted from its segments).
-        """
-        return self._state.tenant_statistics()
-
     def scope(self, scope: Scope | Mapping[str, object] | None = None) -> Scope:
         """A scope as a Scope.
 
