@@ -135,10 +135,10 @@ async def ingest(request: Request, state: StateDep, caller: CallerDep) -> dict[s
 
     def checked_ingest() -> dict[str, object]:
         with state.ingest_lock:  # no other ingest between the scope check and the write
-            check_writes(folder, caller.scope, state.store.document, name_files=staged)
+            check_writes(folder, caller.scope, state.desk.document, name_files=staged)
             chosen = (chunker or state.settings.chunker).model_dump()
             report = state.desk.ingest(folder, remove_missing=False, embed=embed, **chosen)
-        return visible_report(report, caller.scope, state.store).to_dict()
+        return visible_report(report, caller.scope, state.desk).to_dict()
 
     try:
         return await run_in_threadpool(checked_ingest)

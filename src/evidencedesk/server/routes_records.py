@@ -19,7 +19,7 @@ router = APIRouter(tags=["records"])
 @router.get("/documents", response_model=list[DocumentSummary])
 def list_documents(state: StateDep, caller: CallerDep) -> list[dict[str, object]]:
     """The documents inside the caller's scope, with their chunk counts."""
-    counts = state.store.chunk_counts()
+    counts = state.desk.chunk_counts()
     return [
         DocumentListing.of(doc, counts.get(doc.id, 0)).to_dict()
         for doc in state.document_headers()
@@ -28,7 +28,7 @@ def list_documents(state: StateDep, caller: CallerDep) -> list[dict[str, object]
 
 
 def _document(state: StateDep, caller: CallerDep, doc_id: str) -> Document:
-    doc = state.store.document(doc_id)
+    doc = state.desk.document(doc_id)
     if doc is None or not caller.scope.allows(doc.metadata, doc.id):
         refuse(404, f"no document {doc_id!r}")
     return doc
@@ -38,7 +38,7 @@ def _document(state: StateDep, caller: CallerDep, doc_id: str) -> Document:
 def document_chunks(doc_id: str, state: StateDep, caller: CallerDep) -> list[dict[str, object]]:
     """One document's chunks in order (404 when the document is outside the scope)."""
     _document(state, caller, doc_id)
-    return [c.to_dict() for c in state.store.chunks(doc_id) if caller.scope.allows_chunk(c)]
+    return [c.to_dict() for c in state.desk.chunks(doc_id) if caller.scope.allows_chunk(c)]
 
 
 @router.get("/documents/{doc_id:path}", response_model=DocumentOut)
@@ -50,7 +50,7 @@ def get_document(doc_id: str, state: StateDep, caller: CallerDep) -> dict[str, o
 @router.get("/chunks/{chunk_id:path}", response_model=ChunkOut)
 def get_chunk(chunk_id: str, state: StateDep, caller: CallerDep) -> dict[str, object]:
     """One stored chunk: what a citation points to."""
-    chunk = state.store.chunk(chunk_id)
+    chunk = state.desk.chunk(chunk_id)
     if chunk is None or not caller.scope.allows_chunk(chunk):
         refuse(404, f"no chunk {chunk_id!r}")
     return chunk.to_dict()
@@ -58,7 +58,7 @@ def get_chunk(chunk_id: str, state: StateDep, caller: CallerDep) -> dict[str, ob
 
 def _trace_shown(state: StateDep, caller: CallerDep, data: dict[str, Any]) -> bool:
     """Made under a scope the caller's covers, and every chunk it names allowed by its current metadata."""
-    return record_visible(caller.scope, data, current_chunk_ok(state.store, caller.scope))
+    return record_visible(caller.scope, data, current_chunk_ok(state.desk, caller.scope))
 
 
 @router.get("/traces", response_model=list[TraceSummary])
@@ -70,7 +70,7 @@ def list_traces(
     if caller.anonymous:
         return []
     out = []
-    for data in state.store.traces(limit * 5, owner=caller.owner_filter):
+    for data in state.desk.traces(limit * 5, owner=caller.owner_filter):
         if _trace_shown(state, caller, data):
             out.append(
                 {
@@ -90,7 +90,7 @@ def list_traces(
 @router.get("/traces/{trace_id}")
 def get_trace(trace_id: str, state: StateDep, caller: CallerDep) -> dict[str, Any]:
     """A stored trace in full (the object ``POST /ask`` returned), for the key that made it (or an admin key)."""
-    data = None if caller.anonymous else state.store.load_trace(trace_id, owner=caller.owner_filter)
+    data = None if caller.anonymous else state.desk.trace(trace_id, owner=caller.owner_filter)
     if data is None or not _trace_shown(state, caller, data):
         refuse(404, f"no trace {trace_id!r}")
     return data

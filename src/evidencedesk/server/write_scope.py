@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from evidencedesk import Scope
-from evidencedesk.desk import Desk
+from evidencedesk.desk import documents_in
 from evidencedesk.documents import Document, Metadata
 from evidencedesk.errors import WriteRefused
 from evidencedesk.results.ingest import IngestReport
@@ -40,7 +40,7 @@ def check_writes(
     uploads) the message names the file; a server-side folder may hold files the caller may not
     see, so then it names nothing: no file, tenant, audience or id.
     """
-    for rel, doc in Desk.documents_in(folder):
+    for rel, doc in documents_in(folder):
         old = stored(doc.id)
         if writable(scope, doc.metadata) and (old is None or writable(scope, old.metadata)):
             continue
@@ -54,18 +54,18 @@ def check_writes(
         raise WriteRefused(f"{rel}: document id {doc.id!r} belongs to a document outside this key's scope")
 
 
-def visible_report(report: IngestReport, scope: Scope, store: StoredRecords) -> IngestReport:
+def visible_report(report: IngestReport, scope: Scope, stored: StoredRecords) -> IngestReport:
     """The ingest report as the key may see it: ids outside ``scope`` left out, store counts inside it."""
 
     def shown(doc_id: str | None) -> bool:
-        doc = store.document(doc_id) if doc_id is not None else None
+        doc = stored.document(doc_id) if doc_id is not None else None
         return doc is not None and scope.allows(doc.metadata, doc.id)
 
     def seen(ids: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(i for i in ids if shown(i))
 
-    docs = [d for d in store.document_headers() if scope.allows(d.metadata, d.id)]
-    counts = store.chunk_counts()
+    docs = [d for d in stored.documents() if scope.allows(d.metadata, d.id)]
+    counts = stored.chunk_counts()
     return replace(
         report,
         added=seen(report.added),
