@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.config import Settings
@@ -34,6 +34,10 @@ from evidencedesk.wiring_params import (
     SearcherParams,
     Tokens,
 )
+
+if TYPE_CHECKING:
+    from evidencedesk.index.embedders import Embedder
+    from evidencedesk.retrieval.rewrite import Rewriter
 
 Diversify = Callable[[list[Candidate], int], list[Candidate]]
 
@@ -135,7 +139,7 @@ def dense_model(settings: Settings) -> str:
     return leg.model if leg is not None else "minilm"
 
 
-def dense_embedder(settings: Settings) -> Any:
+def dense_embedder(settings: Settings) -> Embedder:
     """The embedder the dense leg names (the bundled MiniLM by default)."""
     from evidencedesk.index.embedders import embedder_from_name
 
@@ -255,7 +259,7 @@ class RewriteOptions:
         return self.normalise or self.decompose or bool(self.paraphrases) or self.hyde
 
 
-def build_rewriter(options: RewriteOptions | None, generator: Callable[[], Generator]) -> Any:
+def build_rewriter(options: RewriteOptions | None, generator: Callable[[], Generator]) -> Rewriter | None:
     """A ``Rewriter`` for the steps asked for (HyDE asks the answer generator), or None."""
     if not options:
         return None
