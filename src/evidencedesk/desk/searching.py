@@ -50,6 +50,12 @@ class Serialized:
         with self._lock:
             return self.searcher.search(query, k, scope)
 
+    @property
+    def paged(self) -> bool:
+        """Whether a chunk the searcher ranks may lie on a page (asked by page collapsing on every search:
+        a property, not a trip through ``__getattr__``)."""
+        return bool(getattr(self.searcher, "paged", True))
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.searcher, name)
 

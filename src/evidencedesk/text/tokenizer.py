@@ -123,8 +123,9 @@ class Tokenizer:
         return words
 
     def _query_words_new(self, langs: tuple[str, ...]) -> _QueryWords:
+        names: list[str | None] = [self.language]
         if not self.per_language:
-            stop, names = self._stop, [self.language]
+            stop = self._stop
         else:
             langs = tuple(dict.fromkeys(langs)) or (DEFAULT_LANG,)
             # a word that is a stopword in any indexed language is not a query term in any of them
