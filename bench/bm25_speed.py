@@ -7,7 +7,7 @@ text; bm25s is timed from token ids to document indices. Both rank with BM25 (Lu
 b 0.75). The filters are tenants: each SciFact document is given one of 100 tenants; the 10% filter
 allows ten of them, the 1% filter one (bm25s gets the same rows as its ``weight_mask``). Both are
 timed warm: bm25s after one call, ours after ``Desk.warm_up()`` (what the service runs before its first
-request: the compiled search pass loaded; a script that builds a large index loads it in the background)
+request: the compiled search pass loaded; a script loads it in the background after 256 queries)
 and three queries per filter.
 
 Hybrid latency: ``Desk.search(method="hybrid")`` with the default settings (query embedded by

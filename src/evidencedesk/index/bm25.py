@@ -29,7 +29,6 @@ from evidencedesk.index.counts import TermCounts
 from evidencedesk.index.postings_kernel import (  # numba is imported on first use
     answered_by_numpy,
     best_rows,
-    index_built,
     kernel_loaded,
 )
 from evidencedesk.index.top_rows import top_k
@@ -102,8 +101,8 @@ class Postings:
         ``top_k`` over ``accumulate`` gives, summed and selected in one compiled pass over the
         postings of the distinct ``term_ids`` (see ``postings_kernel``). Until a process has loaded that
         pass, a query with few postings is answered by NumPy instead (the same rows and scores): a
-        one-shot command would otherwise wait longer for numba than for its search. (A large index, or
-        many queries, start loading it in the background: ``postings_kernel.warm_in_background``.)"""
+        one-shot command would otherwise wait longer for numba than for its search. (A process that has
+        answered many queries so starts loading it in the background: ``postings_kernel.answered_by_numpy``.)"""
         if not kernel_loaded():
             ip = self.bounds
             if sum(ip[t + 1] - ip[t] for t in term_ids) <= NUMPY_UNTIL:
@@ -256,7 +255,6 @@ class BM25Index(PostingsScorer):
         weights = self.weight(csc.data, self.lengths[rows])
         self.postings = Postings(indptr, rows, weights * np.repeat(self.idf, self.df))
         self._reset_views()
-        index_built(self.n_docs)  # searches of a large index soon pay for loading the compiled pass
 
     def weight(self, tf: np.ndarray, length: np.ndarray) -> np.ndarray:
         """The saturated, length-normalised term frequency (before idf): ``bm25_weight.term_weight``."""

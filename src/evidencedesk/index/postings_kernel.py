@@ -51,12 +51,10 @@ def kernel_loaded() -> bool:
     return _kernel is not None
 
 
-# The compiled pass pays off once a process searches a large index or searches often: loading it costs
-# most of a second (numba's import and its disk cache), a NumPy search of a small query some 30 us more
-# than the compiled one. A process that builds an in-memory index of at least WARM_ROWS rows (a build
-# that itself takes about as long), or has answered WARM_AFTER queries by NumPy, loads it in a thread
-# while it goes on searching by NumPy; a one-shot command over a small store never loads it.
-WARM_ROWS = 2_000
+# The compiled pass pays off once a process searches often: loading it costs most of a second (numba's
+# import and its disk cache), a NumPy search of a small query some 30 us more than the compiled one. A
+# process that has answered WARM_AFTER queries by NumPy loads it in a thread while it goes on searching
+# by NumPy; a one-shot command never loads it (nor waits for it at exit).
 WARM_AFTER = 256
 _numpy_queries = 0
 _loader: threading.Thread | None = None
@@ -75,19 +73,12 @@ def warm_in_background() -> None:
             _loader.start()
 
 
-def index_built(n_rows: int) -> None:
-    """Note an in-memory index of ``n_rows`` rows built or updated: from WARM_ROWS rows on, the compiled
-    pass starts loading in the background."""
-    if n_rows >= WARM_ROWS and _kernel is None:
-        warm_in_background()
-
-
 def answered_by_numpy() -> None:
     """Count a query that NumPy answered because the compiled pass was not loaded; the WARM_AFTER-th
     starts loading it in the background."""
     global _numpy_queries
     _numpy_queries += 1
-    if _numpy_queries == WARM_AFTER:
+    if _numpy_queries >= WARM_AFTER and _loader is None:
         warm_in_background()
 
 
@@ -212,7 +203,6 @@ __all__ = [
     "answered_by_numpy",
     "best_rows",
     "best_rows_tf",
-    "index_built",
     "kernel",
     "kernel_loaded",
     "wait_loaded",
