@@ -12,6 +12,7 @@ from typing import Any
 
 from evidencedesk.backends.postgres import PgBM25Searcher, PgStore
 from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store.contract import SearchesInside
 
 
@@ -21,7 +22,7 @@ def test_the_pg_store_ranks_its_own_chunks_with_bm25(make_store: Callable[..., A
     (folder / "a.md").write_text("---\nid: a\n---\n# A\n\n## One\n\nAlpha one.\n\n## Two\n\nAlpha two.\n")
     (folder / "b.md").write_text("---\nid: b\n---\n# B\n\nBeta says hello.\n")
     store: PgStore = make_store()
-    store.ingest(folder, ChunkingConfig())
+    ingest_folder(store, folder, ChunkingConfig())
     inside: SearchesInside = store
     searcher = inside.searcher("bm25")
     assert isinstance(searcher, PgBM25Searcher)

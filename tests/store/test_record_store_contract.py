@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store.contract import RecordStore, StoreProtocol
 
 
@@ -82,7 +83,7 @@ def test_an_owner_sees_only_its_own_traces(each_store: StoreProtocol) -> None:
 
 def test_a_saved_eval_run_loads_back_with_its_id_time_and_build(each_store: StoreProtocol, corpus: Path) -> None:
     before = each_store.save_eval_run({"metrics": {"mrr": 0.25}})
-    build = each_store.ingest(corpus, ChunkingConfig()).build_id
+    build = ingest_folder(each_store, corpus, ChunkingConfig()).build_id
     run_id = each_store.save_eval_run({"metrics": {"mrr": 0.5}, "day": date(2024, 5, 1)})
     saved = each_store.load_eval_run(run_id)
     assert saved is not None and saved["id"] == run_id and saved["created_at"]
@@ -97,8 +98,8 @@ def test_a_saved_eval_run_loads_back_with_its_id_time_and_build(each_store: Stor
 
 
 def test_an_eval_run_keeps_the_build_it_names(each_store: StoreProtocol, corpus: Path) -> None:
-    first = each_store.ingest(corpus, ChunkingConfig()).build_id
-    each_store.ingest(corpus, ChunkingConfig(name="fixed", size=50))
+    first = ingest_folder(each_store, corpus, ChunkingConfig()).build_id
+    ingest_folder(each_store, corpus, ChunkingConfig(name="fixed", size=50))
     saved = each_store.load_eval_run(each_store.save_eval_run({"build_id": first}))
     assert saved is not None and saved["build_id"] == first
 

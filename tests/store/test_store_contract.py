@@ -15,6 +15,7 @@ import pytest
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import Document, Metadata
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store.contract import HoldsSnapshots, HoldsVectors, SearchesInside, StoreProtocol
 
 CONFIG = ChunkingConfig()
@@ -63,7 +64,7 @@ def test_an_empty_store_has_no_documents_chunks_builds_or_tenants(each_store: St
 
 
 def test_an_ingest_stores_every_file_and_reports_it(each_store: StoreProtocol, corpus: Path) -> None:
-    report = each_store.ingest(corpus, CONFIG)
+    report = ingest_folder(each_store, corpus, CONFIG)
     assert sorted(report.added) == DOC_IDS
     assert report.updated == report.unchanged == report.removed == report.skipped == [] and report.failed == []
     assert [d.id for d in each_store.documents()] == DOC_IDS
@@ -74,27 +75,27 @@ def test_an_ingest_stores_every_file_and_reports_it(each_store: StoreProtocol, c
 
 def test_an_ingest_calls_progress_after_each_file(each_store: StoreProtocol, corpus: Path) -> None:
     calls: list[tuple[int, int, str]] = []
-    each_store.ingest(corpus, CONFIG, progress=lambda done, total, path: calls.append((done, total, path)))
+    ingest_folder(each_store, corpus, CONFIG, progress=lambda done, total, path: calls.append((done, total, path)))
     assert [(done, total) for done, total, _ in calls] == [(1, 3), (2, 3), (3, 3)]
     assert sorted(path for _, _, path in calls) == ["alpha.md", "beta.md", "notes/gamma.txt"]
 
 
 def test_a_file_over_max_bytes_fails_alone(each_store: StoreProtocol, corpus: Path) -> None:
     (corpus / "big.txt").write_text("Big text. " * 200, encoding="utf-8")
-    report = each_store.ingest(corpus, CONFIG, max_bytes=1000)
+    report = ingest_folder(each_store, corpus, CONFIG, max_bytes=1000)
     assert [f["path"] for f in report.failed] == ["big.txt"]
     assert [d.id for d in each_store.documents()] == DOC_IDS
 
 
 def test_a_failing_ingest_leaves_the_previous_build_readable(each_store: StoreProtocol, corpus: Path) -> None:
-    each_store.ingest(corpus, CONFIG)
+    ingest_folder(each_store, corpus, CONFIG)
     before = state(each_store)
     (corpus / "alpha.md").write_text("---\nid: alpha\n---\n\n# Alpha\n\nRewritten.\n", encoding="utf-8")
     (corpus / "delta.md").write_text("---\nid: delta\n---\n\n# Delta\n\nNew.\n", encoding="utf-8")
     with pytest.raises(RuntimeError, match="stopped after"):
-        each_store.ingest(corpus, CONFIG, progress=fails_after_first_file)
+        ingest_folder(each_store, corpus, CONFIG, progress=fails_after_first_file)
     assert state(each_store) == before
-    report = each_store.ingest(corpus, CONFIG)  # and the store takes the next ingest
+    report = ingest_folder(each_store, corpus, CONFIG)  # and the store takes the next ingest
     assert report.added == ["delta"] and report.updated == ["alpha"]
 
 
@@ -127,10 +128,10 @@ def test_sync_stores_parsed_documents_and_drops_those_not_given(each_store: Stor
 def test_a_reingest_updates_changed_files_and_removes_missing_ones(
     each_store: StoreProtocol, corpus: Path, policy: Callable[..., str]
 ) -> None:
-    each_store.ingest(corpus, CONFIG)
+    ingest_folder(each_store, corpus, CONFIG)
     (corpus / "alpha.md").write_text(policy("alpha", {"Only": "Alpha was rewritten."}), encoding="utf-8")
     (corpus / "notes" / "gamma.txt").unlink()
-    report = each_store.ingest(corpus, CONFIG)
+    report = ingest_folder(each_store, corpus, CONFIG)
     assert (report.updated, report.unchanged, report.removed) == (["alpha"], ["beta"], ["notes-gamma"])
     assert each_store.document("notes-gamma") is None and each_store.chunks("notes-gamma") == []
     assert "Alpha was rewritten." in " ".join(c.text for c in each_store.chunks("alpha"))
@@ -140,9 +141,9 @@ def test_a_reingest_updates_changed_files_and_removes_missing_ones(
 def test_a_reingest_without_remove_missing_keeps_documents_of_missing_files(
     each_store: StoreProtocol, corpus: Path
 ) -> None:
-    each_store.ingest(corpus, CONFIG)
+    ingest_folder(each_store, corpus, CONFIG)
     (corpus / "notes" / "gamma.txt").unlink()
-    report = each_store.ingest(corpus, CONFIG, remove_missing=False)
+    report = ingest_folder(each_store, corpus, CONFIG, remove_missing=False)
     assert report.removed == [] and report.unchanged == ["alpha", "beta"]
     assert [d.id for d in each_store.documents()] == DOC_IDS
 
@@ -151,7 +152,7 @@ def test_a_reingest_without_remove_missing_keeps_documents_of_missing_files(
 
 
 def test_documents_are_listed_by_id_and_looked_up_by_id(each_store: StoreProtocol, corpus: Path) -> None:
-    each_store.ingest(corpus, CONFIG)
+    ingest_folder(each_store, corpus, CONFIG)
     docs = each_store.documents()
     assert [d.id for d in docs] == DOC_IDS and all(d.text for d in docs)
     assert [each_store.document(d.id) for d in docs] == docs
@@ -159,7 +160,7 @@ def test_documents_are_listed_by_id_and_looked_up_by_id(each_store: StoreProtoco
 
 
 def test_document_headers_are_the_documents_without_text_or_sections(each_store: StoreProtocol, corpus: Path) -> None:
-    each_store.ingest(corpus, CONFIG)
+    ingest_folder(each_store, corpus, CONFIG)
     docs = each_store.documents()
     headers = each_store.document_headers()
     assert [d.id for d in headers] == [d.id for d in docs]
@@ -172,11 +173,11 @@ def test_document_headers_are_the_documents_without_text_or_sections(each_store:
 def test_tenants_are_the_distinct_tenants_of_the_documents_sorted(
     each_store: StoreProtocol, corpus: Path, policy: Callable[..., str]
 ) -> None:
-    each_store.ingest(corpus, CONFIG)
+    ingest_folder(each_store, corpus, CONFIG)
     assert each_store.tenants() == ["default"]
     for name, tenant in (("one.md", "zeta"), ("two.md", "acme"), ("three.md", "acme")):
         (corpus / name).write_text(policy(name[:-3], {"S": "Text."}, tenant=tenant), encoding="utf-8")
-    each_store.ingest(corpus, CONFIG)
+    ingest_folder(each_store, corpus, CONFIG)
     assert each_store.tenants() == ["acme", "default", "zeta"]
     assert each_store.document("acme:two") is not None and each_store.document("two") is None
 
@@ -189,7 +190,7 @@ def test_chunks_are_ordered_by_document_id_then_position(
 ) -> None:
     # twelve sections: chunk c10 and c11 come after c9 by position, before c2 by id
     (corpus / "delta.md").write_text(policy("delta", {f"Part {i}": f"Delta part {i}." for i in range(12)}))
-    each_store.ingest(corpus, CONFIG)
+    ingest_folder(each_store, corpus, CONFIG)
     chunks = each_store.chunks()
     keys = [(c.doc_id, position(c.id)) for c in chunks]
     assert keys == sorted(keys) and len(each_store.chunks("delta")) >= 12
@@ -200,7 +201,7 @@ def test_chunks_are_ordered_by_document_id_then_position(
 
 
 def test_chunk_ids_and_batches_follow_the_chunks_order(each_store: StoreProtocol, corpus: Path) -> None:
-    each_store.ingest(corpus, CONFIG)
+    ingest_folder(each_store, corpus, CONFIG)
     ids = [c.id for c in each_store.chunks()]
     assert each_store.chunk_ids() == ids
     batches = list(each_store.iter_chunks(batch=2))
@@ -211,7 +212,7 @@ def test_chunk_ids_and_batches_follow_the_chunks_order(each_store: StoreProtocol
 
 
 def test_chunks_are_looked_up_by_id_in_the_order_asked(each_store: StoreProtocol, corpus: Path) -> None:
-    each_store.ingest(corpus, CONFIG)
+    ingest_folder(each_store, corpus, CONFIG)
     chunks = each_store.chunks()
     first, last = chunks[0], chunks[-1]
     assert each_store.chunk(first.id) == first and each_store.chunk("missing") is None
@@ -222,7 +223,7 @@ def test_chunks_are_looked_up_by_id_in_the_order_asked(each_store: StoreProtocol
 
 
 def test_chunk_counts_add_up_per_document(each_store: StoreProtocol, corpus: Path) -> None:
-    each_store.ingest(corpus, CONFIG)
+    ingest_folder(each_store, corpus, CONFIG)
     counts = each_store.chunk_counts()
     assert counts == {doc_id: len(each_store.chunks(doc_id)) for doc_id in DOC_IDS}
     assert each_store.chunk_count() == sum(counts.values()) == len(each_store.chunk_ids())
@@ -232,9 +233,9 @@ def test_chunk_counts_add_up_per_document(each_store: StoreProtocol, corpus: Pat
 
 
 def test_each_ingest_records_a_build_and_the_latest_is_the_last(each_store: StoreProtocol, corpus: Path) -> None:
-    first = each_store.ingest(corpus, CONFIG)
+    first = ingest_folder(each_store, corpus, CONFIG)
     (corpus / "notes" / "gamma.txt").unlink()
-    second = each_store.ingest(corpus, ChunkingConfig(name="fixed", size=50))
+    second = ingest_folder(each_store, corpus, ChunkingConfig(name="fixed", size=50))
     builds = each_store.builds()
     assert [b.id for b in builds] == [first.build_id, second.build_id] and builds[0].id < builds[1].id
     latest = each_store.latest_build()

@@ -3,7 +3,7 @@
 A backend supplies how to run a query (``_rows``), its parameter mark, how a row becomes a
 Document, Chunk or JSON value, how an ingest transaction is opened (``_ingest``), and the two
 statements that differ between SQL dialects (saving a trace, inserting an evaluation run).
-Everything else (ingest and sync, reading documents and chunks, builds, traces and evaluation
+Everything else (sync, reading documents and chunks, builds, traces and evaluation
 runs) is the same code for every backend, so the backends cannot drift apart.
 """
 
@@ -12,16 +12,14 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
-from pathlib import Path
 from typing import Any, ClassVar, Self
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.errors import IngestError
-from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
 from evidencedesk.progress import Meter
-from evidencedesk.store.contract import Chunker, Progress
-from evidencedesk.store.ingest_plan import DocumentWriter, IngestRun, now, read_folder
+from evidencedesk.store.contract import Chunker
+from evidencedesk.store.ingest_plan import DocumentWriter, IngestRun, now
 from evidencedesk.store.records import Build, IngestReport
 
 IN_BATCH = 500  # ids per ``IN (...)`` list (SQLite's bound-parameter limit is 999)
@@ -84,47 +82,30 @@ class StoreBase(ABC):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- ingest ---------------------------------------------------------------------------------
-    def ingest(
-        self,
-        folder: Path,
-        config: ChunkingConfig,
-        *,
-        max_bytes: int = DEFAULT_MAX_BYTES,
-        progress: Progress | None = None,
-        remove_missing: bool = True,
-    ) -> IngestReport:
-        """Parse every supported file under ``folder``, chunk what changed, and record a build.
-
-        Raises NotADirectoryError when ``folder`` is not a folder; a file that fails is reported, never raised.
-        """
-        listing = read_folder(Path(folder), max_bytes)
-        meter = Meter(listing.total, callback=progress)
-
-        def work(writer: DocumentWriter) -> IngestReport:
-            run = IngestRun(writer, config, self._chunker)
-            run.feed(listing.items, listing.total, meter.update)
-            run.report.progress = {"files": meter.summary()}  # recorded with the build, too
-            return run.finish(remove_missing=remove_missing, skipped=listing.skipped)
-
-        return self._ingest(work)
-
+    # -- writes -------------------------------------------------------------------------------
     def sync(
         self,
-        documents: Iterable[Document],
+        documents: Iterable[Document | IngestError],
         config: ChunkingConfig,
         *,
         failures: Iterable[IngestError] = (),
         remove_missing: bool = True,
+        skipped: Iterable[str] = (),
+        meter: Meter | None = None,
     ) -> IngestReport:
-        """Store already parsed documents (e.g. a BEIR corpus) the way ingest stores a folder's files."""
-        total = len(documents) if isinstance(documents, Sized) else 0
+        """Store parsed documents (a folder's files, a BEIR corpus) as one build; see ``DocumentStore.sync``."""
+        if meter is not None and meter.total:
+            total = meter.total
+        else:
+            total = len(documents) if isinstance(documents, Sized) else 0
 
         def work(writer: DocumentWriter) -> IngestReport:
             run = IngestRun(writer, config, self._chunker)
-            run.feed(documents, total)
+            run.feed(documents, total, None if meter is None else meter.update)
             run.feed(failures)
-            return run.finish(remove_missing=remove_missing)
+            if meter is not None:
+                run.report.progress = {"files": meter.summary()}  # recorded with the build, too
+            return run.finish(remove_missing=remove_missing, skipped=skipped)
 
         return self._ingest(work)
 

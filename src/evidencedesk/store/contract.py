@@ -3,7 +3,9 @@
 A store is two things at once, and the contract says each apart:
 
 - ``DocumentStore``: documents, their chunks and one build per ingest run, written all-or-nothing
-  by ``ingest`` and ``sync`` (what search, answering and snapshots read);
+  by ``sync`` (what search, answering and snapshots read). A store never reads files: parsing a
+  folder belongs to the ingest stage, which hands the store parsed documents
+  (``evidencedesk.ingest.sync.ingest_folder``);
 - ``RecordStore``: traces and evaluation runs, each with the API key that made it (its owner); a
   read for one key returns only that key's (what the service and the evaluation gate keep).
 
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.errors import IngestError
+from evidencedesk.progress import Meter
 from evidencedesk.store.records import Build, IngestReport
 
 if TYPE_CHECKING:
@@ -41,7 +44,7 @@ if TYPE_CHECKING:
 Chunker = Callable[[Document, ChunkingConfig], list[Chunk]]
 """Turns one document into its chunks under a chunking config (``chunking.chunk_document``)."""
 Progress = Callable[[int, int, str], None]
-"""Called after each file of an ingest with ``(done, total, path)``."""
+"""Called after each document or failure of a sync with ``(done, total, path)``."""
 
 
 class DocumentStore(Protocol):
@@ -60,28 +63,26 @@ class DocumentStore(Protocol):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None: ...
 
-    # -- ingest
-    def ingest(
-        self,
-        folder: Path,
-        config: ChunkingConfig,
-        *,
-        max_bytes: int = ...,
-        progress: Progress | None = None,
-        remove_missing: bool = True,
-    ) -> IngestReport:
-        """Parse every supported file under ``folder``, store what changed, and record a build."""
-        ...
-
+    # -- writes
     def sync(
         self,
-        documents: Iterable[Document],
+        documents: Iterable[Document | IngestError],
         config: ChunkingConfig,
         *,
         failures: Iterable[IngestError] = (),
         remove_missing: bool = True,
+        skipped: Iterable[str] = (),
+        meter: Meter | None = None,
     ) -> IngestReport:
-        """Store already parsed documents the way ``ingest`` stores a folder's files."""
+        """Store ``documents`` (chunked under ``config``) as one build: what changed is written, and
+        (with ``remove_missing``) stored documents not given are removed.
+
+        The documents are read once, inside the write: an ``IngestError`` among them (a file that could
+        not be parsed) is reported at its place, as are ``failures``, and a stored version of a failed
+        path is kept. ``skipped`` is reported as given. ``meter`` follows each item (with its path) and
+        its summary becomes the report's ``progress["files"]``. A source that raises leaves the previous
+        build as it was. Reading a folder is ``evidencedesk.ingest.sync.ingest_folder``, over this.
+        """
         ...
 
     # -- documents and chunks

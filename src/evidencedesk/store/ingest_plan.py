@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Protocol
 
 from evidencedesk.chunking.config import ChunkingConfig
@@ -95,36 +94,6 @@ class DocumentWriter(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class FolderListing:
-    """A folder's files as ingest items: parsed documents, or the error each failed file gave."""
-
-    items: Iterator[Document | IngestError]
-    total: int
-    skipped: list[str]
-
-
-def read_folder(folder: Path, max_bytes: int) -> FolderListing:
-    """Scan ``folder`` now and parse its files lazily (one at a time, as the run consumes them).
-
-    Raises NotADirectoryError when ``folder`` is not a folder and ValueError for ``max_bytes < 1``.
-    """
-    if max_bytes < 1:
-        raise ValueError(f"max_bytes: must be at least 1, got {max_bytes}")
-    from evidencedesk.ingest.folder import parse_file, scan  # the parsers load only when a folder is read
-
-    listing = scan(Path(folder))
-
-    def parsed() -> Iterator[Document | IngestError]:
-        for path, rel in listing.files:
-            try:
-                yield parse_file(path, rel, max_bytes)
-            except IngestError as exc:
-                yield exc
-
-    return FolderListing(parsed(), len(listing.files), list(listing.skipped))
-
-
 class IngestRun:
     """Feed it documents (or ingest errors), then ``finish``; every write goes through ``writer``."""
 
@@ -173,9 +142,7 @@ class IngestRun:
         doc = tenant_scoped(doc)  # a document handed in directly, not parsed from a file, is scoped too
         earlier = self.seen.get(doc.id) or self.pending_paths.get(doc.id)
         if earlier is not None:
-            from evidencedesk.ingest.folder import duplicate_id
-
-            raise duplicate_id(doc, earlier)
+            raise IngestError.duplicate_id(doc.path, doc.id, earlier)
         named = doc.metadata.supersedes
         if named:
             self.supersedes[doc.id] = (doc.path, named, stored_id(named, doc.metadata.tenant))
@@ -237,12 +204,10 @@ class IngestRun:
 
 __all__ = [
     "DocumentWriter",
-    "FolderListing",
     "IngestRun",
     "Item",
     "StoredVersion",
     "document_fingerprint",
     "fingerprint",
     "now",
-    "read_folder",
 ]
