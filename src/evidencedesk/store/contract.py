@@ -26,15 +26,16 @@ must choose a path:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Any, NotRequired, Protocol, Self, TypedDict, runtime_checkable
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.errors import IngestError
 from evidencedesk.progress import Meter
+from evidencedesk.store.json_data import JsonObject
 from evidencedesk.store.records import Build, IngestReport
 
 if TYPE_CHECKING:
@@ -43,6 +44,17 @@ if TYPE_CHECKING:
 
 Chunker = Callable[[Document, ChunkingConfig], list[Chunk]]
 """Turns one document into its chunks under a chunking config (``chunking.chunk_document``)."""
+
+
+class VectorModel(TypedDict):
+    """Which vectors a store holds: the embedding model's name, its dimension, and whether each chunk was
+    embedded with its context line (``contextual``, absent in a store written before it existed)."""
+
+    model: str
+    dim: int
+    contextual: NotRequired[bool]
+
+
 Progress = Callable[[int, int, str], None]
 """Called after each document or failure of a sync with ``(done, total, path)``."""
 
@@ -133,18 +145,18 @@ class RecordStore(Protocol):
     """
 
     def save_trace(
-        self, trace_id: str, data: dict[str, Any], owner: str | None = None, keep: int | None = ...
+        self, trace_id: str, data: Mapping[str, object], owner: str | None = None, keep: int | None = ...
     ) -> None: ...
 
-    def load_trace(self, trace_id: str, owner: str | None = None) -> dict[str, Any] | None: ...
+    def load_trace(self, trace_id: str, owner: str | None = None) -> JsonObject | None: ...
 
-    def traces(self, limit: int = 50, owner: str | None = None) -> list[dict[str, Any]]: ...
+    def traces(self, limit: int = 50, owner: str | None = None) -> list[JsonObject]: ...
 
-    def save_eval_run(self, data: dict[str, Any], owner: str | None = None) -> int: ...
+    def save_eval_run(self, data: Mapping[str, object], owner: str | None = None) -> int: ...
 
-    def load_eval_run(self, run_id: int, owner: str | None = None) -> dict[str, Any] | None: ...
+    def load_eval_run(self, run_id: int, owner: str | None = None) -> JsonObject | None: ...
 
-    def eval_runs(self, owner: str | None = None) -> list[dict[str, Any]]: ...
+    def eval_runs(self, owner: str | None = None) -> list[JsonObject]: ...
 
 
 class StoreProtocol(DocumentStore, RecordStore, Protocol):
@@ -176,8 +188,8 @@ class HoldsVectors(Protocol):
         when ``contextual``); returns how many were embedded."""
         ...
 
-    def vector_model(self) -> dict[str, Any] | None:
-        """``{"model", "dim"}`` of the vectors held, or None."""
+    def vector_model(self) -> VectorModel | None:
+        """The model, dimension and contextual flag of the vectors held, or None."""
         ...
 
 
@@ -209,4 +221,5 @@ __all__ = [
     "SearchesInside",
     "SnapshotStore",
     "StoreProtocol",
+    "VectorModel",
 ]

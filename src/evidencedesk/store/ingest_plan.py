@@ -25,7 +25,8 @@ from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import Chunk, Document, stored_id, tenant_scoped
 from evidencedesk.errors import IngestError
 from evidencedesk.store.contract import Chunker, Progress
-from evidencedesk.store.records import IngestReport
+from evidencedesk.store.json_data import JsonObject
+from evidencedesk.store.records import FailedFile, IngestReport
 
 Item = tuple[Document, Sequence[Chunk]]
 """A document with exactly the chunks to store for it."""
@@ -65,7 +66,7 @@ class DocumentWriter(Protocol):
         """Every stored document by id."""
         ...
 
-    def begin_build(self, chunking: dict[str, Any], chunking_hash: str) -> int:
+    def begin_build(self, chunking: JsonObject, chunking_hash: str) -> int:
         """Record a new build (filled in by ``end_build``) and return its id."""
         ...
 
@@ -195,7 +196,7 @@ class IngestRun:
             for doc_id, (path, named, target) in self.supersedes.items()
             if doc_id in self.seen and target not in present
         ]
-        self.report.failed = [{**f.to_dict(), "kept": kept.get(f.path)} for f in self.failures]
+        self.report.failed = [FailedFile(path=f.path, reason=f.reason, kept=kept.get(f.path)) for f in self.failures]
         self.report.skipped = list(skipped)
         self.report.n_documents, self.report.n_chunks = self.writer.totals()
         self.writer.end_build(self.build_id, self.report)

@@ -133,7 +133,11 @@ class StoreContract:
         self, store: StoreProtocol
     ) -> None:
         store.sync([text_document("a", "First."), text_document("b", "Second.")], CONFIG)
-        stream = [IngestError("b.txt", "cannot read"), text_document("a", "First."), IngestError("z.txt", "empty")]
+        stream: list[Document | IngestError] = [
+            IngestError("b.txt", "cannot read"),
+            text_document("a", "First."),
+            IngestError("z.txt", "empty"),
+        ]
         report = store.sync(stream, CONFIG, failures=[IngestError("y.txt", "late")], skipped=["x.bin"])
         assert report.failed == [
             {"path": "b.txt", "reason": "cannot read", "kept": "b"},
@@ -147,7 +151,11 @@ class StoreContract:
     def test_a_meter_follows_each_item_and_its_summary_is_recorded(self, store: StoreProtocol) -> None:
         calls: list[tuple[int, int, str]] = []
         meter = Meter(callback=lambda done, total, path: calls.append((done, total, path)))
-        docs = [text_document("a", "First."), IngestError("bad.txt", "no text"), text_document("b", "Second.")]
+        docs: list[Document | IngestError] = [
+            text_document("a", "First."),
+            IngestError("bad.txt", "no text"),
+            text_document("b", "Second."),
+        ]
         report = store.sync(docs, CONFIG, meter=meter)
         assert calls == [(1, 3, "a.txt"), (2, 3, "bad.txt"), (3, 3, "b.txt")]
         assert report.progress["files"]["count"] == report.progress["files"]["total"] == 3
