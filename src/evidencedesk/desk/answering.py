@@ -35,6 +35,7 @@ from .searching import Searching
 from .state import DeskState
 
 if TYPE_CHECKING:
+    from evidencedesk.answer.gate import AnswerabilityGate
     from evidencedesk.answer.pipeline import AskTrace
     from evidencedesk.answer.validate import ValidatedAnswer
 
@@ -153,7 +154,7 @@ class Answering:
             queue.limit = queue_limit
         return isinstance(built, StreamingGenerator)
 
-    def answerability_gate(self, generator: Generator, settings: Settings | None = None) -> Any:
+    def answerability_gate(self, generator: Generator, settings: Settings | None = None) -> AnswerabilityGate | None:
         from evidencedesk.answer.gate import AnswerabilityGate, Assessor
 
         s = settings or self.state.settings
