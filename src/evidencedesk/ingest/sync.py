@@ -39,14 +39,26 @@ def ingest_folder(
     progress: Progress | None = None,
     remove_missing: bool = True,
 ) -> IngestReport:
-    """Parse every supported file under ``folder``, store what changed in ``store`` chunked under ``config``,
-    and record a build; returns the build's report.
+    """Parse every supported file under ``folder`` and store what changed as one build (through ``store.sync``).
 
-    Unchanged files are kept by hash; with ``remove_missing`` the documents whose file is gone are removed.
-    ``progress(done, total, path)`` is called after each file, and the report's ``progress["files"]``
-    says how long the files took. A file that fails (over ``max_bytes``, unreadable, a duplicate id) is
-    reported, never raised. Raises NotADirectoryError when ``folder`` is not a folder and ValueError for
-    ``max_bytes < 1``.
+    Unchanged files are kept by hash. A file that fails (over ``max_bytes``, unreadable, a duplicate id) is
+    reported, never raised, and a stored version of it stays.
+
+    Args:
+        store: Any store that implements ``DocumentStore``.
+        folder: The folder to read (sub-folders are walked; hidden files are not).
+        config: The chunking every changed document is cut with.
+        max_bytes: The largest file read; a larger one fails.
+        progress: Called as ``progress(done, total, path)`` after each file.
+        remove_missing: Remove the stored documents whose file is gone.
+
+    Returns:
+        The build's report: added, updated, unchanged, removed, failed and skipped files, the store's
+        size, and in ``progress["files"]`` how long the files took.
+
+    Raises:
+        NotADirectoryError: ``folder`` is not a folder.
+        ValueError: ``max_bytes`` is below 1.
     """
     if max_bytes < 1:
         raise ValueError(f"max_bytes: must be at least 1, got {max_bytes}")

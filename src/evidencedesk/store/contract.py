@@ -86,14 +86,22 @@ class DocumentStore(Protocol):
         skipped: Iterable[str] = (),
         meter: Meter | None = None,
     ) -> IngestReport:
-        """Store ``documents`` (chunked under ``config``) as one build: what changed is written, and
-        (with ``remove_missing``) stored documents not given are removed.
+        """Store ``documents`` as one build: what changed is chunked and written, all or nothing.
 
-        The documents are read once, inside the write: an ``IngestError`` among them (a file that could
-        not be parsed) is reported at its place, as are ``failures``, and a stored version of a failed
-        path is kept. ``skipped`` is reported as given. ``meter`` follows each item (with its path) and
-        its summary becomes the report's ``progress["files"]``. A source that raises leaves the previous
-        build as it was. Reading a folder is ``evidencedesk.ingest.sync.ingest_folder``, over this.
+        The documents are read once, inside the write, so a source that raises leaves the previous build
+        as it was. Reading a folder is ``evidencedesk.ingest.sync.ingest_folder``, over this.
+
+        Args:
+            documents: Parsed documents; an ``IngestError`` among them (a file that could not be parsed)
+                is reported at its place, and a stored version of its path is kept.
+            config: The chunking every changed document is cut with.
+            failures: More failures, reported after the documents.
+            remove_missing: Remove the stored documents not given.
+            skipped: Paths reported as skipped (files no parser handles).
+            meter: Follows each item with its path; its summary becomes the report's ``progress["files"]``.
+
+        Returns:
+            The build's report (added, updated, unchanged, removed, failed, skipped, the store's size).
         """
         ...
 
