@@ -64,7 +64,7 @@ class Metadata:
         """True when ``valid_from <= day <= valid_to`` (an open end always passes)."""
         return (self.valid_from is None or self.valid_from <= day) and (self.valid_to is None or day <= self.valid_to)
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, JsonValue]:
         d = asdict(self)
         d["valid_from"], d["valid_to"] = _iso(self.valid_from), _iso(self.valid_to)
         d["tags"] = list(self.tags)

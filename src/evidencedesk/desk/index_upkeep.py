@@ -49,6 +49,7 @@ class IndexUpkeep:
     ) -> IngestReport:
         from evidencedesk.config import ChunkerSettings
         from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
+        from evidencedesk.ingest.sync import ingest_folder
 
         state = self.state
         try:
@@ -59,8 +60,8 @@ class IndexUpkeep:
         if limit < 1:
             raise ConfigError(f"max_bytes: must be at least 1, got {limit}")
         record, index = self._keep_index(
-            lambda: state.store.ingest(
-                Path(folder), chunking, max_bytes=limit, progress=progress, remove_missing=remove_missing
+            lambda: ingest_folder(
+                state.store, folder, chunking, max_bytes=limit, progress=progress, remove_missing=remove_missing
             ).to_dict()
         )
         state.build_id()
@@ -143,8 +144,8 @@ class IndexUpkeep:
         return path
 
     def _keep_index(
-        self, ingest: Callable[[], dict[str, object]]
-    ) -> tuple[dict[str, object], SnapshotUpdate | SnapshotNotUpdated | None]:
+        self, ingest: Callable[[], Mapping[str, object]]
+    ) -> tuple[Mapping[str, object], SnapshotUpdate | SnapshotNotUpdated | None]:
         """Run ``ingest`` (it returns the store's record of the run) and, when the store has a snapshot, bring
         it up to date in the same step: readers that see the new build wait for the new segment instead of
         building an index in memory. Returns the record and how the snapshot was updated (None: no snapshot)."""
