@@ -26,8 +26,8 @@ from evidencedesk.constants import EMBEDDINGS_FILE
 from evidencedesk.documents import Chunk, Document, Metadata
 from evidencedesk.evaluation.metrics import mean, mrr, ndcg, recall
 from evidencedesk.ingest.json_lines import json_lines
-from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.results.evaluation import BeirSummary
+from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.scope import Scope
 
 # One section per document (plain text has one section), never cut: a BEIR row is one chunk.
