@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -46,7 +46,12 @@ LabelsArg = Annotated[Path, typer.Argument(help="Labels file (JSON lines).")]
 
 
 def _settings(
-    config: Path | None, method: str | None, k: int | None, floor: float | None, scopes: list[Any], valid_at: str | None
+    config: Path | None,
+    method: str | None,
+    k: int | None,
+    floor: float | None,
+    scopes: list[list[str] | None],
+    valid_at: str | None,
 ) -> tuple[Settings, str, int, float | None, Scope]:
     """The configuration with the shared eval/diagnose flags applied, and what they resolve to."""
     flags = {"--k": ("retrieval.k", k), "--floor": ("context.floor", floor), **scope_flags(*scopes)}

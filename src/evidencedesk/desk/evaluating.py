@@ -194,6 +194,7 @@ def beir(
     fusion: str | None = None,
     progress: bool = False,
 ) -> BeirSummary:
+    """``method`` scored on the BEIR dataset (indexed once in ``store_dir``); the keywords override ``settings``."""
     from evidencedesk.benchmarks import beir_params, run_beir
 
     params = beir_params(
@@ -204,6 +205,7 @@ def beir(
 
 
 def report_html(run: RunLike, title: str, size_series: Sequence[SizeSeries] | None) -> str:
+    """The run as one HTML page, its size curves ``size_series`` (None: the ones the run carries)."""
     from evidencedesk.evaluation.report_html import render_report
 
     if size_series is None:
@@ -220,6 +222,7 @@ def _stored_series(run: Mapping[str, object]) -> list[SizeSeries]:
 
 
 def compare_runs(run_a: RunLike, run_b: RunLike, threshold: float) -> Comparison:
+    """``run_b`` against the baseline ``run_a``, slice by slice (``evaluation.gate.compare``)."""
     from evidencedesk.evaluation.gate import compare
 
     return compare(run_json(run_a), run_json(run_b), threshold)
