@@ -532,8 +532,12 @@ class Desk:
             store_dir: the store the corpus is indexed in (kept for the next run).
             split: the qrels split.
             run_out: also write the TREC run file here.
-            k1, b, stem, stopwords, contextual, fusion: override the settings' BM25, dense and fusion
-                parameters.
+            k1: BM25's k1 (default: the settings' BM25 leg's).
+            b: BM25's b, likewise.
+            stem: stem words, likewise.
+            stopwords: drop stopwords, likewise.
+            contextual: index and embed 'title > headings' before each chunk, likewise.
+            fusion: the hybrid's fusion, rrf or normalized (default: ``retrieval.fusion.method``).
             progress: show progress bars.
 
         Returns:
