@@ -3,8 +3,9 @@
 The JSON that ``--json`` prints and the service returns is a contract: callers parse it. These tests
 run the real CLI (in-process) and the real service (TestClient) on the bundled example and compare
 each output with a file under ``tests/golden/``. Only what changes from run to run is set aside
-before comparing: trace ids, timings and wall-clock rates are replaced by a placeholder, and floats
-are rounded to six decimals (scores come from ONNX models whose last bits depend on the CPU).
+before comparing: trace ids, timings and wall-clock rates are replaced by a placeholder, paths
+inside the checkout are made relative to it, and floats are rounded to six decimals (scores come
+from ONNX models whose last bits depend on the CPU).
 
 After a deliberate change of the JSON, rewrite the files and review the diff::
 
@@ -31,6 +32,8 @@ from evidencedesk.server.state import ServiceState
 from tests.support.paths import KESTREL_DOCS
 
 GOLDEN = Path(__file__).parent
+# paths inside the checkout are written relative to it, so the files hold in any clone
+ROOT = str(Path(__file__).resolve().parents[2]) + "/"
 LABELS = KESTREL_DOCS.parent / "labels.jsonl"
 UPDATE = os.environ.get("EVIDENCEDESK_UPDATE_GOLDEN") == "1"
 # keys whose values differ between two identical runs
@@ -51,6 +54,8 @@ def stable(value: Any) -> Any:
         return [stable(v) for v in value]
     if isinstance(value, float):
         return round(value, 6)
+    if isinstance(value, str) and value.startswith(ROOT):
+        return value[len(ROOT) :]
     return value
 
 

@@ -77,7 +77,9 @@ def search(
     check_method(method)
     if k is not None and k < 1:
         fail(f"--k: must be at least 1, got {k}", 2)
-    settings = load_config(config, {"--k": ("retrieval.k", k), **scope_flags(status, audience, lang, tenant)})
+    from evidencedesk.config import Overrides
+
+    settings = load_config(config, {"--k": Overrides(k=k), **scope_flags(status, audience, lang, tenant)})
     method = method or settings.retrieval.method
     if legs is not None and method != "hybrid":
         fail("--legs: only for --method hybrid", 2)
@@ -89,7 +91,7 @@ def search(
     with open_desk(settings, store, lines=not as_json) as desk:
         rows = desk.search_rows(query, settings.retrieval.k, method, scope, names)
         legs_shown = leg_names(desk.searcher(method, names))
-        stored = sum(desk.store.chunk_counts().values()) if not rows else 0
+        stored = sum(desk.chunk_counts().values()) if not rows else 0
     if as_json:
         print_json(rows)
         return

@@ -19,10 +19,10 @@ from evidencedesk.retrieval.first_stage import FirstStage
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.store.contract import HoldsVectors, SearchesInside
 from evidencedesk.wiring import (
+    dense_contextual,
     dense_embedder,
     first_stage,
     hybrid_legs,
-    leg_params,
     pg_searcher_params,
     searcher_label,
     searcher_params,
@@ -91,19 +91,14 @@ class Searching:
         legs = list(names or hybrid_legs(settings)) if method == "hybrid" else [method]
         if isinstance(state.store, SearchesInside):
             if "dense" in legs and isinstance(state.store, HoldsVectors):
-                contextual = bool(leg_params(settings, "dense", cache).get("contextual", False))
+                contextual = dense_contextual(settings)
                 state.store.ensure_vectors(dense_embedder(settings), cache, contextual=contextual)
-            params = pg_searcher_params(settings, method, cache, names)
             if method in ("tfidf", "lsa"):  # no database form: built in memory from the chunks
                 state.check_memory(f"method {method}", _IN_MEMORY_ONLY)
-                params = leg_params(settings, method, cache)
             elif method == "hybrid" and {"tfidf", "lsa"} & set(legs):
                 state.check_memory(f"a hybrid with legs {', '.join(legs)}", _IN_MEMORY_ONLY)
-            if state.tenant_statistics():
-                for leg, extra in [(method, params)] if method != "hybrid" else params["leg_params"].items():
-                    if leg != "dense":
-                        extra["tenant_statistics"] = True
-            return state.store.searcher(method, **params)
+            params = pg_searcher_params(settings, method, cache, names, tenant_statistics=state.tenant_statistics())
+            return state.store.searcher(method, **params.as_kwargs())
         split = state.tenant_statistics()
         mapped = self._from_snapshot(method, names, per_tenant=split)
         if mapped is not None:
@@ -117,7 +112,7 @@ class Searching:
         params = searcher_params(settings, method, cache, names)
         if "dense" in legs and state.step_progress is not None:
             self.index.embed(state.step_progress("embedding chunks"))  # with progress: the searcher finds them cached
-        return Serialized(make_searcher(method, chunks, tenant_statistics=split, **params))
+        return Serialized(make_searcher(method, chunks, tenant_statistics=split, **params.as_kwargs()))
 
     def _from_snapshot(self, method: str, names: tuple[str, ...] | None, per_tenant: bool) -> Searcher | None:
         snap, _ = self.index.snapshot()
@@ -162,6 +157,8 @@ class Searching:
 
 
 def warm_up() -> None:
+    """Compile (or load from numba's cache) the search kernels now, so that no request waits for them;
+    a service calls it before it takes requests."""
     from evidencedesk.index.postings_kernel import warm
 
     warm()
