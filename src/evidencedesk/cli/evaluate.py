@@ -26,12 +26,9 @@ from evidencedesk.cli.app import (
 )
 
 if TYPE_CHECKING:
-    from evidencedesk import Scope
+    from evidencedesk import Label, Scope
     from evidencedesk.config import Settings
-    from evidencedesk.evaluation.answers import AnswerEvaluation
-    from evidencedesk.evaluation.labels import Label
-    from evidencedesk.evaluation.strategies import StrategyRow
-    from evidencedesk.results.evaluation import EvalRun
+    from evidencedesk.results.evaluation import AnswerEvaluation, EvalRun, StrategyRow
 
 SMALL_N = 10  # evidencedesk.evaluation.slices.SMALL_N (a copy: the help must not load numpy)
 KOpt = Annotated[

@@ -23,13 +23,17 @@ from typing import TYPE_CHECKING, Any
 
 from evidencedesk.trace import Finding
 
-if TYPE_CHECKING:
-    from evidencedesk.evaluation.answers import AnswerEvaluation
-    from evidencedesk.evaluation.floor import FloorSuggestion
-    from evidencedesk.evaluation.report_html import SizeSeries
-    from evidencedesk.evaluation.runner import QuestionResult
-    from evidencedesk.evaluation.slices import Stat
-    from evidencedesk.evaluation.strategies import StrategyRow
+if TYPE_CHECKING:  # at run time these load on first use (``__getattr__`` below)
+    from evidencedesk.evaluation.answers import AnswerEvaluation as AnswerEvaluation
+    from evidencedesk.evaluation.answers import AnswerRecord as AnswerRecord
+    from evidencedesk.evaluation.floor import FloorSuggestion as FloorSuggestion
+    from evidencedesk.evaluation.gate import Comparison as Comparison
+    from evidencedesk.evaluation.gate import Delta as Delta
+    from evidencedesk.evaluation.report_html import SizeSeries as SizeSeries
+    from evidencedesk.evaluation.runner import QuestionResult as QuestionResult
+    from evidencedesk.evaluation.selective import SelectiveReport as SelectiveReport
+    from evidencedesk.evaluation.slices import Stat as Stat
+    from evidencedesk.evaluation.strategies import StrategyRow as StrategyRow
 
 JSONObject = dict[str, object]  # a JSON object as ``to_dict()`` gives it
 
@@ -307,11 +311,20 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "AnswerEvaluation",
+    "AnswerRecord",
     "BeirSummary",
+    "Comparison",
+    "Delta",
     "Diagnosis",
     "EvalRun",
+    "FloorSuggestion",
     "JSONObject",
     "LabelCount",
+    "QuestionResult",
+    "SelectiveReport",
+    "SizeSeries",
+    "Stat",
+    "StrategyRow",
     "counts_rows",
-    *sorted(_EXPORTS),
 ]
