@@ -11,6 +11,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evidencedesk.config import Settings
 from evidencedesk.constants import METHODS
 from evidencedesk.errors import ConfigError
 from evidencedesk.lab import candidate_rows, searcher_tokenizer
@@ -49,6 +50,12 @@ class Serialized:
         with self._lock:
             return self.searcher.search(query, k, scope)
 
+    @property
+    def paged(self) -> bool:
+        """Whether a chunk the searcher ranks may lie on a page (asked by page collapsing on every search:
+        a property, not a trip through ``__getattr__``)."""
+        return bool(getattr(self.searcher, "paged", True))
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.searcher, name)
 
@@ -69,18 +76,21 @@ class Searching:
     def __init__(self, state: DeskState, index: IndexUpkeep) -> None:
         self.state = state
         self.index = index
+        # the first stage last built per (method, legs), with the searcher and settings it was built from
+        self._stages: dict[tuple[str | None, tuple[str, ...] | None], tuple[Searcher, Settings, FirstStage]] = {}
 
     def searcher(self, method: str | None = None, legs: Sequence[str] | None = None) -> Searcher:
         state = self.state
         method = checked_method(state, method, legs)
         names = tuple(legs) if legs else None
-        if names == hybrid_legs(state.settings):
+        if names is not None and names == hybrid_legs(state.settings):
             names = None  # the configured legs named: the same searcher as naming none
         state.build_id()
         key = (method, names)
         with state.lock:
             found = state.cache.searchers.get(key)
             if found is None:
+                self._stages.clear()  # they hold searchers of an earlier build or settings
                 found = with_collapse(self._make(method, names), state.settings)
                 state.cache.searchers[key] = found
             return found
@@ -132,7 +142,16 @@ class Searching:
         ``retrieval.collapse``), or ``over`` (a searcher built elsewhere, e.g. over the lab's
         re-chunked corpus), then ``retrieval.diversity``."""
         searcher = over if over is not None else self.searcher(method, legs)
-        return first_stage(searcher, self.state.settings)
+        settings = self.state.settings
+        if over is not None:
+            return first_stage(searcher, settings)
+        key = (method, tuple(legs) if legs else None)
+        made = self._stages.get(key)
+        if made is not None and made[0] is searcher and made[1] is settings:
+            return made[2]  # the same searcher under the same settings: the same first stage
+        stage = first_stage(searcher, settings)
+        self._stages[key] = (searcher, settings, stage)
+        return stage
 
     def label(self, method: str | None = None, legs: Sequence[str] | None = None) -> str:
         return searcher_label(self.searcher(method, legs))
