@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -26,51 +26,55 @@ from evidencedesk.cli.app import (
 )
 from evidencedesk.cli.plain import wrap
 
+if TYPE_CHECKING:
+    from evidencedesk.desk import AskRequest, Desk
+    from evidencedesk.results.ask import AskResult
 
-def _stage_rows(out: dict[str, Any]) -> list[tuple[str, str]]:
-    v = out["validation"]
+
+def _stage_rows(out: AskResult) -> list[tuple[str, str]]:
+    v = out.validation
     return [
-        ("rewrite", f"{len(out['rewritten'])} quer{'y' if len(out['rewritten']) == 1 else 'ies'}"),
-        ("retrieval", f"{len(out['retrieved'])} candidates ({out['method']})"),
-        ("rerank", f"{len(out['reranked'])} kept"),
-        ("context", f"{len(out['context'])} chunks, {len(out['dropped'])} dropped, {out['context_tokens']} tokens"),
-        ("generation", "abstained" if v["raw"] and out["abstained"] and not v["sentences"] else "answered"),
-        ("validation", f"{len(v['sentences'])} sentences, {len(v['flagged'])} flagged"),
+        ("rewrite", f"{len(out.rewritten)} quer{'y' if len(out.rewritten) == 1 else 'ies'}"),
+        ("retrieval", f"{len(out.retrieved)} candidates ({out.method})"),
+        ("rerank", f"{len(out.reranked)} kept"),
+        ("context", f"{len(out.context)} chunks, {len(out.dropped)} dropped, {out.context_tokens} tokens"),
+        ("generation", "abstained" if v.raw and out.abstained and not v.sentences else "answered"),
+        ("validation", f"{len(v.sentences)} sentences, {len(v.flagged)} flagged"),
     ]
 
 
-def _print_answer(out: dict[str, Any]) -> None:
-    title = "[bold yellow]Abstained[/]" if out["abstained"] else "[bold green]Answer[/]"
+def _print_answer(out: AskResult) -> None:
+    title = "[bold yellow]Abstained[/]" if out.abstained else "[bold green]Answer[/]"
     console.print(title)
     width = console.width
-    answer = [line for text in out["answer"].splitlines() for line in (wrap(text, width) if text.strip() else [""])]
+    answer = [line for text in out.answer.splitlines() for line in (wrap(text, width) if text.strip() else [""])]
     console.print("\n".join(answer), highlight=False, markup=False, soft_wrap=True)
-    outside = out.get("outside_scope") or []
+    outside = out.outside_scope or ()
     if outside:
-        named = "; ".join(f"{o['doc_id']} ({o['why']})" for o in outside[:3])
+        named = "; ".join(f"{o.doc_id} ({o.why})" for o in outside[:3])
         console.print(
             f"Only text outside the scope matched best: {named}. Widen the scope (--status, --audience, "
             f"--valid-at any ...) to see it.",
             highlight=False,
             markup=False,
         )
-    if out["sources"]:
+    if out.sources:
         console.print("\n[bold]Citations[/]")
         lines = [
             line
-            for cid, where in out["sources"].items()
-            for line in wrap(f"[{cid}] {where['source']} · {where['location']}", width, "    ", first="  ")
+            for cid, where in out.sources.items()
+            for line in wrap(f"[{cid}] {where.source} · {where.location}", width, "    ", first="  ")
         ]
         console.print("\n".join(lines), highlight=False, markup=False, soft_wrap=True)
-    stages = [(stage, f"{out['timings'].get(stage, 0.0):.1f} ms", what) for stage, what in _stage_rows(out)]
+    stages = [(stage, f"{out.timings.get(stage, 0.0):.1f} ms", what) for stage, what in _stage_rows(out)]
     ms_width = max(len(ms) for _, ms, _ in stages)
     trace = ["", "Trace"]
     for stage, ms, what in stages:
         trace += wrap(what, width, " " * (15 + ms_width), first=f"  {stage:<11}{ms:>{ms_width}}  ")
     console.print("\n".join(trace), highlight=False, markup=False, soft_wrap=True)
-    for f in out["findings"]:
-        console.print(f"  [red]{f['stage']}/{f['label']}[/] {f['detail']}", highlight=False)
-    console.print(f"trace id: {out['trace_id']}", highlight=False)
+    for f in out.findings:
+        console.print(f"  [red]{f.stage}/{f.label}[/] {f.detail}", highlight=False)
+    console.print(f"trace id: {out.trace_id}", highlight=False)
 
 
 @app.command("ask")
@@ -166,13 +170,13 @@ def ask_command(
     request = AskRequest(question, scope, method=method, rerank=rerank, rewrite=rewrite, explain_abstention=True)
     with open_desk(settings, store, lines=not as_json) as desk:
         if as_json:
-            print_json(desk.ask(request))
+            print_json(desk.ask(request).to_dict())
             return
         out = _stream_answer(desk, request)
     _print_answer(out)
 
 
-def _stream_answer(desk: Any, request: Any) -> dict[str, Any]:
+def _stream_answer(desk: Desk, request: AskRequest) -> AskResult:
     """Ask, printing a language model's answer as it is written; the validated answer follows it."""
     from evidencedesk import AnswerDone
 

@@ -25,12 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from evidencedesk import lab
+from evidencedesk.answer.gate import AnswerabilityGate
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.answer.stream import AskStream
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import Settings
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.progress import Callback
+from evidencedesk.results.ask import AskResult
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.first_stage import FirstStage
 from evidencedesk.retrieval.scope import Scope
@@ -322,8 +324,8 @@ class Desk:
 
     def ask(
         self, question: AskRequest | str, scope: Scope | Mapping[str, Any] | None = None, **fields: Any
-    ) -> dict[str, Any]:
-        """Answer with validated citations, or abstain; returns what ``evidencedesk ask --json`` prints.
+    ) -> AskResult:
+        """Answer with validated citations, or abstain.
 
         ``question`` is an :class:`AskRequest`, or the question with the request's other fields as
         ``scope`` and keywords (``desk.ask("...", k=3, save=False)``); with a request, keywords replace its
@@ -333,6 +335,22 @@ class Desk:
         ``explain_abstention`` an abstention names the documents outside the scope that matched best
         (the CLI sets it; the service never does, since that would tell a caller about hidden documents).
         :meth:`ask_stream` takes the same arguments and hands out the answer as it is written.
+
+        Args:
+            question: The question, or a whole :class:`AskRequest`.
+            scope: The documents it may be answered from (a ``Scope`` or its fields as a mapping);
+                default: the configured scope.
+            **fields: Any other :class:`AskRequest` field (``k``, ``method``, ``generator``, ``save`` ...).
+
+        Returns:
+            The :class:`~evidencedesk.results.ask.AskResult`: the validated answer and its citations (or
+            the abstention and why), where each citation points, and the trace of every stage;
+            ``to_dict()`` gives what ``evidencedesk ask --json`` prints.
+
+        Raises:
+            TypeError: an unknown keyword.
+            ConfigError: a value the settings refuse (``candidates`` below ``k`` ...).
+            GenerationError: the generator failed or stopped before it finished.
         """
         return self._answers.ask(AskRequest.of(question, scope, **fields))
 
@@ -350,21 +368,34 @@ class Desk:
         full; the place is given back when the stream ends or is closed. With
         ``generator.answerability_gate`` a language model is asked only when the fitted answerability
         model says the context answers. See ``evidencedesk.answer.stream`` for the contract.
+
+        Args:
+            question: The question, or a whole :class:`AskRequest`.
+            scope: The documents it may be answered from; default: the configured scope.
+            **fields: Any other :class:`AskRequest` field, as for :meth:`ask`.
+
+        Returns:
+            An :class:`AskStream` (an iterator and a context manager) of ``AnswerDelta`` events and one
+            closing ``AnswerDone`` whose ``result`` is the :class:`~evidencedesk.results.ask.AskResult`.
+
+        Raises:
+            TypeError: an unknown keyword.
+            ConfigError: a value the settings refuse.
+            ModelBusy: a local model's request queue is full.
         """
         return self._answers.ask_stream(AskRequest.of(question, scope, **fields))
 
-    def answerability_gate(self, generator: Generator, settings: Settings | None = None) -> Any:
+    def answerability_gate(self, generator: Generator, settings: Settings | None = None) -> AnswerabilityGate | None:
         """The gate a language-model generator answers behind (``generator.answerability_gate``), or None.
 
         The extractive generator decides answerability itself, so it gets none."""
         return self._answers.answerability_gate(generator, settings)
 
     # -- traces and evaluation runs ----------------------------------------------------------------
-    def save_trace(
-        self, result: dict[str, Any], owner: str | None = None, keep: int | None = DEFAULT_TRACE_KEEP
-    ) -> str:
+    def save_trace(self, result: AskResult, owner: str | None = None, keep: int | None = DEFAULT_TRACE_KEEP) -> str:
         """Store what :meth:`ask` returned (``save=False``, then completed by the caller) as a trace, made
-        by ``owner``; only the ``keep`` newest traces stay (None: all). Returns its id."""
+        by ``owner``; only the ``keep`` newest traces stay (None: all). What is stored is
+        ``result.to_dict()`` (a face's own result type adds its fields there). Returns its id."""
         return self._records.save_trace(result, owner, keep)
 
     def save_eval_run(self, run: dict[str, Any], owner: str | None = None) -> int:

@@ -91,13 +91,12 @@ def build_server(state: ServiceState, caller: Caller) -> Any:
             raise ToolError(exc.message) from None
         except (EvidencedeskError, ValueError) as exc:
             raise ToolError(str(exc)) from None
-        sources = out.get("sources") or {}
         return {
-            "answer": out.get("answer") or "",
-            "abstained": bool(out.get("abstained")),
-            "abstain_reason": out.get("abstain_reason") or "",
-            "citations": [{"chunk_id": cid, **dict(sources.get(cid) or {})} for cid in out.get("citations") or []],
-            "trace_id": out["trace_id"],
+            "answer": out.answer,
+            "abstained": out.abstained,
+            "abstain_reason": out.abstain_reason,
+            "citations": out.cited(),
+            "trace_id": out.trace_id,
         }
 
     @server.tool()
