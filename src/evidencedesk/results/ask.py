@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 
-from pydantic import JsonValue
+from pydantic import JsonValue, TypeAdapter
 
 from evidencedesk.retrieval.candidates import Candidate, Part
 from evidencedesk.trace import Dropped, Finding
@@ -233,6 +234,13 @@ class AskResult:
     searcher: str
     outside_scope: tuple[OutsideScope, ...] | None = None
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, JsonValue]) -> AskResult:
+        """The result ``to_dict()`` gave (a stored trace, a service answer), checked against these declarations;
+        a ``ValueError`` (pydantic's ``ValidationError``) names each field that does not fit. Keys not declared
+        here (a face's own) are left out."""
+        return _adapter().validate_python(data)
+
     def cited(self) -> list[dict[str, str]]:
         """Each cited chunk in citation order: ``{"chunk_id", "source", "title", "location", "doc_id"}``
         (only ``chunk_id`` when ``sources`` does not know it); what the chat and MCP faces list."""
@@ -269,6 +277,11 @@ class AskResult:
         if self.outside_scope is not None:
             out["outside_scope"] = [o.to_dict() for o in self.outside_scope]
         return out
+
+
+@cache
+def _adapter() -> TypeAdapter[AskResult]:
+    return TypeAdapter(AskResult)
 
 
 def _finding(f: Finding) -> JSONObject:
