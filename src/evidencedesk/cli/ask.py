@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -28,7 +29,7 @@ from evidencedesk.cli.plain import wrap
 
 if TYPE_CHECKING:
     from evidencedesk.desk import AskRequest, Desk
-    from evidencedesk.results.ask import AskResult
+    from evidencedesk.results.ask import AskResult, Passage
 
 
 def _stage_rows(out: AskResult) -> list[tuple[str, str]]:
@@ -198,13 +199,13 @@ def _stream_answer(desk: Desk, request: AskRequest) -> AskResult:
     fail("the generator stopped before it finished its answer")
 
 
-def _candidates_table(title: str, rows: list[dict[str, Any]]) -> Table:
+def _candidates_table(title: str, rows: Sequence[Passage]) -> Table:
     table = Table(title=title, show_edge=False)
     for name in ("rank", "chunk id", "score", "source", "from"):
         table.add_column(name, justify="right" if name in ("rank", "score") else "left")
     for r in rows:
-        parts = ", ".join(f"{p['source']}#{p['rank']}" for p in r.get("parts", []))
-        table.add_row(str(r["rank"]), r["chunk_id"], f"{r['score']:.4f}", r["source"], parts)
+        parts = ", ".join(f"{p.source}#{p.rank}" for p in r.parts)
+        table.add_row(str(r.rank), r.chunk_id, f"{r.score:.4f}", r.source, parts)
     return table
 
 
@@ -216,6 +217,8 @@ def trace_command(
     as_json: opt.Json = False,
 ) -> None:
     """Show a stored trace in full: every stage's input and output, timings and findings."""
+    from evidencedesk.results.ask import AskResult
+
     settings = load_config(config)
     with open_desk(settings, store, lines=not as_json) as desk:
         data = desk.trace(trace_id)
@@ -224,28 +227,32 @@ def trace_command(
     if as_json:
         print_json(data)
         return
+    try:
+        t = AskResult.from_dict(data)
+    except ValueError as exc:
+        fail(f"trace {trace_id!r} was stored in another shape ({str(exc).splitlines()[0]}); --json shows it whole")
     say = console.print
-    say(f"[bold]trace {data.get('trace_id', trace_id)}[/]  {data.get('query', '')}", highlight=False)
-    say(f"searched: {data.get('rewritten')}  method: {data.get('method')}  scope: {data.get('scope')}", markup=False)
-    for step in data.get("rewrite_steps", []):
+    say(f"[bold]trace {t.trace_id}[/]  {t.query}", highlight=False)
+    say(f"searched: {list(t.rewritten)}  method: {t.method}  scope: {t.scope.to_dict()}", markup=False)
+    for step in t.rewrite_steps:
         say(f"  rewrite {step.get('step')}: {step.get('output')} {step.get('note', '')}", markup=False)
-    say(_candidates_table("retrieved", data.get("retrieved", [])))
-    say(_candidates_table("reranked", data.get("reranked", [])))
-    say(f"context: {data.get('context')} ({data.get('context_tokens', '?')} tokens)", markup=False)
-    for d in data.get("dropped", []):
-        say(f"  dropped {d['chunk_id']}: {d['reason']} {d['detail']}", markup=False)
+    say(_candidates_table("retrieved", t.retrieved))
+    say(_candidates_table("reranked", t.reranked))
+    say(f"context: {list(t.context)} ({t.context_tokens} tokens)", markup=False)
+    for d in t.dropped:
+        say(f"  dropped {d.chunk_id}: {d.reason} {d.detail}", markup=False)
     say("[bold]prompt[/]")
-    say(data.get("prompt", ""), markup=False, highlight=False)
+    say(t.prompt, markup=False, highlight=False)
     say("[bold]raw answer[/]")
-    say(data.get("raw_answer", ""), markup=False, highlight=False)
-    say("[bold]validated answer[/]" + (" (abstained)" if data.get("abstained") else ""))
-    say(data.get("answer") or "", markup=False, highlight=False)
-    for s in (data.get("validation") or {}).get("sentences", []):
-        mark = "ok " if s["supported"] else "DROP"
-        say(f"  {mark} {s['sentence']!r} cites {s['cited']}: {s['why']}", markup=False, highlight=False)
-    for f in data.get("findings", []):
-        say(f"  [red]{f['stage']}/{f['label']}[/] {f['detail']}", highlight=False)
-    timings = ", ".join(f"{k} {v:.1f} ms" for k, v in data.get("timings", {}).items())
+    say(t.raw_answer, markup=False, highlight=False)
+    say("[bold]validated answer[/]" + (" (abstained)" if t.abstained else ""))
+    say(t.answer, markup=False, highlight=False)
+    for check in t.validation.sentences:
+        mark = "ok " if check.supported else "DROP"
+        say(f"  {mark} {check.sentence!r} cites {list(check.cited)}: {check.why}", markup=False, highlight=False)
+    for f in t.findings:
+        say(f"  [red]{f.stage}/{f.label}[/] {f.detail}", highlight=False)
+    timings = ", ".join(f"{k} {v:.1f} ms" for k, v in t.timings.items())
     say(f"timings: {timings}", markup=False)
 
 

@@ -32,7 +32,7 @@ from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import Settings
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.progress import Callback
-from evidencedesk.results.ask import AskResult
+from evidencedesk.results.ask import AskResult, JSONObject
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.first_stage import FirstStage
 from evidencedesk.retrieval.scope import Scope
@@ -402,11 +402,13 @@ class Desk:
         """Store what :meth:`evaluate` returned (``save=False``); returns the run's id."""
         return self._records.save_eval_run(run, owner)
 
-    def trace(self, trace_id: str, owner: str | None = None) -> dict[str, Any] | None:
-        """A stored trace (what ``ask`` returned), or None; with ``owner``, only one that key made."""
+    def trace(self, trace_id: str, owner: str | None = None) -> JSONObject | None:
+        """A stored trace, or None; with ``owner``, only one that key made. It is the JSON the store keeps:
+        what ``ask`` returned (``AskResult.to_dict()``, which ``AskResult.from_dict`` reads back), with the
+        fields a face added (the lab's grades)."""
         return self._records.trace(trace_id, owner)
 
-    def traces(self, limit: int = 50, owner: str | None = None) -> list[dict[str, Any]]:
+    def traces(self, limit: int = 50, owner: str | None = None) -> list[JSONObject]:
         """The most recent stored traces, newest first; with ``owner``, only that key's."""
         return self._records.traces(limit, owner)
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evidencedesk.errors import StoreError
-from evidencedesk.results.ask import AskResult
+from evidencedesk.results.ask import AskResult, JSONObject
 from evidencedesk.store import RecordStore
 from evidencedesk.store.base import DEFAULT_TRACE_KEEP
 
@@ -26,10 +26,10 @@ class Records:
     def save_eval_run(self, run: dict[str, Any], owner: str | None) -> int:
         return self.store.save_eval_run(run, owner=owner)
 
-    def trace(self, trace_id: str, owner: str | None) -> dict[str, Any] | None:
+    def trace(self, trace_id: str, owner: str | None) -> JSONObject | None:
         return self.store.load_trace(trace_id, owner=owner)
 
-    def traces(self, limit: int, owner: str | None) -> list[dict[str, Any]]:
+    def traces(self, limit: int, owner: str | None) -> list[JSONObject]:
         return self.store.traces(limit, owner=owner)
 
     def eval_run(self, run: int | Mapping[str, Any]) -> dict[str, Any]:
