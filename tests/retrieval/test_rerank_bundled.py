@@ -90,7 +90,7 @@ def test_a_corrupt_model_file_is_named_and_search_still_works(tmp_path: Path) ->
         with pytest.raises(ConfigError, match=r"retrieval\.rerank\.model: .*bad-model.*model\.onnx"):
             desk.ask("How long do refunds take?", save=False)
         assert desk.search("How long do refunds take?")  # search never reranks
-        assert not desk.ask("How long do refunds take?", rerank="none", save=False)["abstained"]
+        assert not desk.ask("How long do refunds take?", rerank="none", save=False).abstained
 
 
 def test_ask_reranks_with_the_bundled_model(tmp_path: Path) -> None:
