@@ -82,3 +82,29 @@ def test_searcher_with_chosen_legs(desk: Desk) -> None:
     searcher = desk.searcher("hybrid", ["bm25", "tfidf"])
     assert [leg.name for leg, _ in searcher.legs] == ["bm25", "tfidf"]
     assert desk.searcher("hybrid", ["bm25", "tfidf"]) is searcher  # built once per build
+
+
+def test_what_is_stored_is_read_through_the_desk(desk: Desk) -> None:
+    headers = desk.documents()
+    assert [d.id for d in headers] == sorted(d.id for d in headers) and all(d.text == "" for d in headers)
+    counts = desk.chunk_counts()
+    doc = desk.document("kestrel:kc-returns-v3")
+    assert doc is not None and doc.text and desk.document("no-such-doc") is None
+    own = desk.chunks(doc.id)
+    assert own and all(c.doc_id == doc.id for c in own) and len(own) == counts[doc.id]
+    assert desk.chunk(own[0].id) == own[0] and desk.chunk("no-such-doc:c1") is None
+    assert sum(counts.values()) == len(desk.chunks()) and desk.chunks("no-such-doc") == []
+
+
+def test_the_lab_tools_rechunk_search_and_preview_under_the_desks_settings(desk: Desk) -> None:
+    from evidencedesk import ChunkingConfig
+
+    chunks = desk.lab.rechunk(ChunkingConfig(name="fixed", size=40, unit="words"))
+    assert {c.doc_id for c in chunks} == {d.id for d in desk.documents()}
+    searcher = desk.lab.searcher_over(chunks, "bm25")
+    results = desk.first_stage(over=searcher).search("return an item days", 3, desk.scope())
+    assert results and all(r.chunk in chunks for r in results)
+    preview = desk.lab.prompt_preview("How many days do I have to return an item?", results)
+    assert "How many days do I have to return an item?" in preview.prompt
+    assert preview.context.ids and set(preview.context.ids) <= {r.chunk.id for r in results}
+    assert desk.lab.answerability_gate(desk.generator("extractive")) is None  # extractive decides itself

@@ -7,7 +7,7 @@ functions too):
    import no stage at all;
 3. the faces (``cli/``, ``server/``) import only the public API: the core (``desk``), the settings,
    the errors, the result types, and the names every layer shares (``constants``, ``urls``). A face
-   that needs a searcher, a prompt, shared words or a re-chunking asks the Desk for it. From the core
+   that needs a searcher, a prompt or a re-chunking asks the Desk (or ``desk.lab``) for it. From the core
    a face takes only the names in ``evidencedesk.desk.__all__``: never a module inside the package
    (the façade, the collaborators) nor a helper the package merely imports.
 """

@@ -6,14 +6,18 @@ generator, and the words a query shares with a passage (read with the searcher's
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidencedesk.chunking import ChunkingConfig, chunk_document
 from evidencedesk.config import Settings
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.wiring import context_options, hybrid_legs, searcher_params
+
+if TYPE_CHECKING:
+    from evidencedesk.answer.context import AssembledContext
 
 
 def rechunk(documents: Iterable[Document], chunking: ChunkingConfig) -> list[Chunk]:
@@ -38,14 +42,22 @@ def memory_searcher(
     return make_searcher(method, list(chunks), tenant_statistics=tenant_statistics, **params)
 
 
-def prompt_preview(settings: Settings, query: str, results: list[Candidate]) -> dict[str, Any]:
-    """``{"context", "prompt"}``: the context ``results`` assemble into under the settings, and the
-    prompt a generator would be given for ``query`` over it."""
+@dataclass(frozen=True)
+class PromptPreview:
+    """What a search would hand the generator: the context its results assemble into, and the prompt."""
+
+    context: AssembledContext  # the results assembled under the settings' ``context.*``
+    prompt: str  # the prompt text a generator would be given over that context
+
+
+def prompt_preview(settings: Settings, query: str, results: list[Candidate]) -> PromptPreview:
+    """The context ``results`` assemble into under the settings, and the prompt a generator would be
+    given for ``query`` over it."""
     from evidencedesk.answer.context import assemble
     from evidencedesk.answer.prompt import build_prompt, prompt_text
 
     assembled = assemble(results, **context_options(settings))
-    return {"context": assembled.to_dict(), "prompt": prompt_text(build_prompt(query, assembled))}
+    return PromptPreview(assembled, prompt_text(build_prompt(query, assembled)))
 
 
 def searcher_tokenizer(searcher: Searcher) -> Any:
@@ -80,6 +92,7 @@ def candidate_rows(results: list[Candidate], query: str, tokenizer: Any = None) 
 
 
 __all__ = [
+    "PromptPreview",
     "candidate_rows",
     "leg_names",
     "memory_searcher",

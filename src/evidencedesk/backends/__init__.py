@@ -33,4 +33,19 @@ def open_store(target: str | Path, **options: Any) -> Store | PgStore:
     return Store(target, **options)
 
 
-__all__ = ["POSTGRES_SCHEMES", "is_postgres_url", "open_store"]
+def holds_store(location: str | Path) -> bool:
+    """Whether ``location`` names a store: a PostgreSQL URL, or a folder holding an embedded store.
+
+    Args:
+        location: A folder or a ``postgresql://`` URL.
+
+    Returns:
+        True for any PostgreSQL URL (it is not opened) and for a folder with the embedded store's
+        database in it; False otherwise.
+    """
+    from evidencedesk.store import DB_NAME
+
+    return is_postgres_url(location) or (Path(location) / DB_NAME).is_file()
+
+
+__all__ = ["POSTGRES_SCHEMES", "holds_store", "is_postgres_url", "open_store"]

@@ -134,7 +134,7 @@ def open_desk(settings: Settings, store: str | None, *, existing: bool = True, l
     terminal, else plain lines unless ``lines`` is false (``--json``).
     A store that cannot be opened or reached raises StoreError naming it (a URL without password).
     """
-    from evidencedesk.desk import Desk
+    from evidencedesk.desk import Desk, holds_store
 
     location = store if store is not None else settings.store
     label = store_label(location)
@@ -142,7 +142,7 @@ def open_desk(settings: Settings, store: str | None, *, existing: bool = True, l
         if "://" in location:
             fail(f"--store: unsupported URL {label!r}; use a folder or postgresql://USER@HOST:PORT/DB", 2)
         path = Path(location)
-        if existing and not Desk.holds_store(path):
+        if existing and not holds_store(path):
             fail(f"no store at {path}: run `evidencedesk ingest FOLDER --store {path}` first")
     from evidencedesk.cli.waits import Waits
 

@@ -52,7 +52,7 @@ def _whole_evidence(desk: Any, rows: list[dict[str, Any]]) -> None:
 
     table = Table("chunker", "size", "chunks", "answers whole in one chunk")
     for name, size, unit in CHUNKER_GRID:
-        n_chunks, whole, total = desk.whole_answers(ChunkingConfig(name=name, size=size, unit=unit), rows)
+        n_chunks, whole, total = desk.lab.whole_answers(ChunkingConfig(name=name, size=size, unit=unit), rows)
         colour = "green" if whole == total else "red"
         table.add_row(name, f"{size} {unit}", str(n_chunks), f"[{colour}]{whole}/{total}[/]")
     console.print(table)

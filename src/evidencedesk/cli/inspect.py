@@ -45,8 +45,8 @@ def docs(store: opt.Store = None, config: opt.Config = None, as_json: opt.Json =
 
     settings = load_config(config)
     with open_desk(settings, store) as desk:
-        counts = desk.store.chunk_counts()
-        rows = [_summary(d, counts.get(d.id, 0)) for d in desk.store.document_headers()]
+        counts = desk.chunk_counts()
+        rows = [_summary(d, counts.get(d.id, 0)) for d in desk.documents()]
     if as_json:
         print_json(rows)
         return
@@ -85,10 +85,10 @@ def chunks(
 
     settings = load_config(config)
     with open_desk(settings, store) as desk:
-        if desk.store.document(doc_id) is None:
+        if desk.document(doc_id) is None:
             where = store_label(store or settings.store)
             fail(f"no document with id {doc_id!r} in {where} (see `evidencedesk docs`)")
-        found = desk.store.chunks(doc_id)
+        found = desk.chunks(doc_id)
     if as_json:
         print_json([c.to_dict() for c in found])
         return

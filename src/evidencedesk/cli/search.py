@@ -89,7 +89,7 @@ def search(
     with open_desk(settings, store, lines=not as_json) as desk:
         rows = desk.search_rows(query, settings.retrieval.k, method, scope, names)
         legs_shown = leg_names(desk.searcher(method, names))
-        stored = sum(desk.store.chunk_counts().values()) if not rows else 0
+        stored = sum(desk.chunk_counts().values()) if not rows else 0
     if as_json:
         print_json(rows)
         return

@@ -20,15 +20,12 @@ The Desk itself only delegates: each job has its collaborator beside this module
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evidencedesk import lab
-from evidencedesk.answer.gate import AnswerabilityGate
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.answer.stream import AskStream
-from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import Settings
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.progress import Callback
@@ -39,29 +36,45 @@ from evidencedesk.retrieval.scope import Scope
 from evidencedesk.store.base import DEFAULT_TRACE_KEEP
 from evidencedesk.store.contract import StoreProtocol
 
-from . import evaluating, index_upkeep
+from . import evaluating
 from .answering import Answering, warm_models
 from .evaluating import Diagnosis, Evaluating
 from .index_upkeep import IndexUpkeep
 from .lab_tools import LabTools
 from .records import Records
 from .request import AskRequest
-from .searching import Searching, warm_up
+from .searching import Searching
 from .state import DeskState
 
 
 class Desk:
     """Open a store and run ingest, search, ask, evaluate, diagnose and compare over it.
 
-    ``store`` is a folder (the embedded SQLite store), a ``postgresql://USER@HOST:PORT/DB`` URL, or
-    an already opened store; default: ``settings.store``. ``settings`` default: ``./evidencedesk.yaml``
-    or the defaults. ``work_dir`` holds the embedding cache and staged uploads of a PostgreSQL store
-    (default ``.evidencedesk``); an embedded store keeps them in its own folder.
+    Helpers that need no store are module functions: ``files_in``, ``documents_in`` and ``file_types``
+    (what an ingest would read), ``holds_store`` and ``warm_up`` in ``evidencedesk.desk``. What only the
+    web lab asks (re-chunkings, searchers over them, prompt previews) sits behind :attr:`lab`.
+
+    Args:
+        store: A folder (the embedded SQLite store), a ``postgresql://USER@HOST:PORT/DB`` URL, or an
+            already opened store (default: ``settings.store``).
+        settings: The settings (default: ``./evidencedesk.yaml``, or the defaults without one).
+        work_dir: Where a PostgreSQL store's embedding cache and staged uploads live (default
+            ``.evidencedesk``); an embedded store keeps them in its own folder.
+
+    Attributes:
+        store: The open store (its protocol: ``StoreProtocol``).
+        location: Its folder or URL (the repr of a store handed in opened).
+        is_postgres: Whether it searches inside PostgreSQL.
+        path: The embedding cache's folder: the store's own, or ``work_dir`` for PostgreSQL.
+
+    Raises:
+        StoreError: the store cannot be opened.
+        ConfigError: the settings file is invalid.
     """
 
     def __init__(
         self,
-        store: str | Path | Any = None,
+        store: str | Path | StoreProtocol | None = None,
         settings: Settings | None = None,
         *,
         work_dir: str | Path | None = None,
@@ -76,7 +89,7 @@ class Desk:
         self._answers = Answering(state, self._search)
         self._records = Records(state.store, state.location)
         self._eval = Evaluating(state, self._index, self._search, self._answers)
-        self._lab = LabTools(state)
+        self._lab = LabTools(state, self._answers)
 
     # -- what may change after opening -------------------------------------------------------------
     @property
@@ -85,9 +98,17 @@ class Desk:
         return self._state.settings
 
     @property
+    def lab(self) -> LabTools:
+        """What the web lab asks of this Desk beyond search and ask: the stored documents re-chunked,
+        searchers built in memory over any chunks, prompt previews, the answerability gate."""
+        return self._lab
+
+    @property
     def max_memory_chunks(self) -> int | None:
-        """None: no limit. Otherwise a step that would hold every chunk in memory (an in-memory index, a
-        re-chunking) over a store with more chunks raises TooLargeForMemory (the service sets it)."""
+        """The most chunks a step may hold in memory, or None for no limit.
+
+        A step that would hold every chunk in memory (an in-memory index, a re-chunking) over a store
+        with more chunks raises TooLargeForMemory; the service sets it."""
         return self._state.max_memory_chunks
 
     @max_memory_chunks.setter
@@ -96,9 +117,10 @@ class Desk:
 
     @property
     def step_progress(self) -> Callable[[str], Callback] | None:
-        """None: long steps report nothing. Otherwise ``step_progress(step)`` gives the progress callback of
-        a step a search or an answer waits for ("embedding chunks": the dense leg's first use); the CLI
-        draws it on stderr."""
+        """How long steps report progress, or None for not at all.
+
+        ``step_progress(step)`` gives the progress callback of a step a search or an answer waits for
+        ("embedding chunks": the dense leg's first use); the CLI draws it on stderr."""
         return self._state.step_progress
 
     @step_progress.setter
@@ -107,6 +129,7 @@ class Desk:
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
+        """Drop what is cached for the latest build and close the store (leaving ``with Desk(...)`` does it)."""
         self._state.drop_cached()
         self._state.store.close()
 
@@ -117,7 +140,11 @@ class Desk:
         self.close()
 
     def build_id(self) -> int | None:
-        """The store's latest build id; when it changed since the last call, cached indexes are dropped."""
+        """The store's latest build id (one small query); cached indexes are dropped when it changed.
+
+        Returns:
+            The id of the latest ingest's build, or None for an empty store.
+        """
         return self._state.build_id()
 
     def reconfigure(self, settings: Settings) -> None:
@@ -169,10 +196,19 @@ class Desk:
         (chunks embedded now), total (chunks stored), seconds and rate."""
         return self._index.embed(progress)
 
-    def chunks(self) -> list[Chunk]:
-        """Every stored chunk of the latest build. Kept in memory only while in-memory searchers need
-        them (an embedded store without a current snapshot); otherwise read anew on each call."""
-        return self._index.chunks()
+    def chunks(self, doc_id: str | None = None) -> list[Chunk]:
+        """Every stored chunk of the latest build, or one document's.
+
+        All of them are kept in memory only while in-memory searchers need them (an embedded store
+        without a current snapshot); otherwise read anew on each call.
+
+        Args:
+            doc_id: A document's id: only its chunks (default: every document's).
+
+        Returns:
+            The chunks, in document order (empty for an id not stored).
+        """
+        return self._index.chunks() if doc_id is None else self._state.store.chunks(doc_id)
 
     def write_index(
         self,
@@ -196,61 +232,110 @@ class Desk:
         return self._index.write_index(dense, ann, timings, rebuild=rebuild, merge=merge, report=report)
 
     def snapshot_status(self) -> str:
-        """Whether searches use the memory-mapped snapshot, and if not, why."""
+        """Whether searches use the memory-mapped snapshot (see :meth:`write_index`).
+
+        Returns:
+            A line saying the snapshot is used, or why not (none written, written for other settings or
+            an older build, a PostgreSQL store).
+        """
         return self._index.snapshot_status()
 
-    @staticmethod
-    def file_types() -> list[str]:
-        """The file suffixes an ingest reads (``.md``, ``.pdf``, ...), sorted."""
-        return index_upkeep.file_types()
+    # -- what is stored ----------------------------------------------------------------------------
+    def documents(self) -> list[Document]:
+        """Every stored document, without its text and sections.
 
-    @staticmethod
-    def files_in(folder: str | Path) -> list[tuple[Path, str]]:
-        """The files an ingest of ``folder`` reads: each path with its name relative to ``folder``."""
-        return index_upkeep.files_in(folder)
+        Returns:
+            The documents (ids, titles, paths, formats, metadata; ``text`` empty), ordered by id.
+        """
+        return self._state.store.document_headers()
 
-    @staticmethod
-    def documents_in(folder: str | Path) -> Iterator[tuple[str, Document]]:
-        """The documents an ingest of ``folder`` would write, each with its file's relative name; a file
-        that fails to parse is left out (the ingest reports it)."""
-        return index_upkeep.documents_in(folder)
+    def document(self, doc_id: str) -> Document | None:
+        """One stored document, whole: text, metadata and sections.
 
-    @staticmethod
-    def holds_store(location: str | Path) -> bool:
-        """Whether ``location`` is a PostgreSQL URL or a folder holding an embedded store."""
-        return index_upkeep.holds_store(location)
+        Args:
+            doc_id: The document's id.
+
+        Returns:
+            The document, or None when no document has that id.
+        """
+        return self._state.store.document(doc_id)
+
+    def chunk(self, chunk_id: str) -> Chunk | None:
+        """One stored chunk: what a citation points to.
+
+        Args:
+            chunk_id: The chunk's id (``doc_id:c3``).
+
+        Returns:
+            The chunk, or None when no chunk has that id.
+        """
+        return self._state.store.chunk(chunk_id)
+
+    def chunk_counts(self) -> dict[str, int]:
+        """How many chunks each stored document has in the latest build.
+
+        Returns:
+            The count by document id (a document without chunks may be missing).
+        """
+        return self._state.store.chunk_counts()
 
     # -- searchers and search ----------------------------------------------------------------------
     def searcher(self, method: str | None = None, legs: Sequence[str] | None = None) -> Searcher:
-        """The first-stage searcher for ``method`` (default: what the settings describe); ``legs``
-        names a hybrid's legs (default: the configured legs). Cached until the next build."""
+        """The first-stage searcher of a method, built where the index lives; cached until the next build.
+
+        Args:
+            method: The retrieval method (default: ``retrieval.method``).
+            legs: A hybrid's legs (default: the configured legs).
+
+        Returns:
+            The searcher, without collapsing or diversity (see :meth:`first_stage` for those).
+
+        Raises:
+            ConfigError: an unknown method or leg.
+        """
         return self._search.searcher(method, legs)
 
     def first_stage(
         self, method: str | None = None, legs: Sequence[str] | None = None, *, over: Searcher | None = None
     ) -> FirstStage:
         """The ranking that ``search``, the service, the lab, ``eval`` and ``diagnose`` show, and that ``ask``
-        retrieves through: the searcher of ``method`` (or ``over``, a searcher such as :meth:`searcher_over`'s)
-        with ``retrieval.collapse``, then ``retrieval.diversity``. Its ``search(query, k, scope)`` is the top k."""
+        retrieves through: a searcher with ``retrieval.collapse``, then ``retrieval.diversity``.
+
+        Args:
+            method: The retrieval method (default: ``retrieval.method``).
+            legs: A hybrid's legs (default: the configured legs).
+            over: A searcher to rank with instead, e.g. ``desk.lab.searcher_over(...)``'s.
+
+        Returns:
+            The first stage; its ``search(query, k, scope)`` is the top k.
+        """
         return self._search.first_stage(method, legs, over)
 
     def searcher_label(self, method: str | None = None, legs: Sequence[str] | None = None) -> str:
-        """Where ``method`` ranks now: ``pg-bm25``, ``snapshot-bm25``, ``memory-bm25``, ``hybrid(...)``."""
+        """Where a method ranks now.
+
+        Args:
+            method: The retrieval method (default: ``retrieval.method``).
+            legs: A hybrid's legs (default: the configured legs).
+
+        Returns:
+            ``pg-bm25``, ``snapshot-bm25``, ``memory-bm25``, ``hybrid(...)`` and so on.
+        """
         return self._search.label(method, legs)
 
-    def check_memory(self, what: str, hint: str) -> None:
-        """Raise TooLargeForMemory when ``what`` (a step holding every chunk in memory) meets a store with
-        more chunks than ``max_memory_chunks``; ``hint`` says what to do instead."""
-        self._state.check_memory(what, hint)
+    def scope(self, scope: Scope | Mapping[str, object] | None = None) -> Scope:
+        """A scope as a Scope.
 
-    def tenant_statistics(self) -> bool:
-        """Whether searches use one index per tenant: ``retrieval.tenant_statistics`` is true and the
-        store holds several tenants (with one tenant both ways give the same scores). A snapshot then
-        scores each tenant's rows with that tenant's statistics (counted from its segments)."""
-        return self._state.tenant_statistics()
+        Args:
+            scope: A Scope, or its fields as a mapping (``{"tenant": "acme"}``); default: the configured
+                scope.
 
-    def scope(self, scope: Scope | Mapping[str, Any] | None = None) -> Scope:
-        """``scope`` as a Scope (default: the configured scope)."""
+        Returns:
+            The Scope.
+
+        Raises:
+            ConfigError: a field that is no scope field, or a bad value.
+        """
         return self._state.scope(scope)
 
     def search(
@@ -273,57 +358,45 @@ class Desk:
         ``Candidate.to_dict()`` plus the query words it holds (``shared_words``)."""
         return self._search.rows(query, self.search(query, k, method, scope, legs), method, legs)
 
-    @staticmethod
-    def warm_up() -> None:
-        """Compile (or load from numba's cache) the search kernels now, so no request waits for them."""
-        warm_up()
-
-    # -- the lab: other chunkings, and what a search hands the generator --------------------------
-    def rechunk(self, chunking: ChunkingConfig) -> list[Chunk]:
-        """Every stored document chunked with ``chunking`` (held in memory: ``max_memory_chunks`` applies)."""
-        return self._lab.rechunk(chunking)
-
-    def searcher_over(
-        self, chunks: Sequence[Chunk], method: str | None = None, legs: Sequence[str] | None = None
-    ) -> Searcher:
-        """A searcher of ``method`` built in memory over ``chunks`` (e.g. :meth:`rechunk`'s), configured as
-        this Desk's searchers are (parameters, hybrid legs, collapsing); not cached."""
-        return self._lab.searcher_over(chunks, method, legs)
-
-    def prompt_preview(self, query: str, results: list[Candidate]) -> dict[str, Any]:
-        """``{"context", "prompt"}``: the context ``results`` assemble into under ``context.*``, and the
-        prompt the generator would be given for ``query`` over it."""
-        return self._lab.prompt_preview(query, results)
-
-    @staticmethod
-    def shared_words(query: str, text: str, searcher: Searcher | None = None) -> list[str]:
-        """The query's words that ``text`` holds, as ``searcher`` (default: the default tokenizer) reads them."""
-        return lab.words_shared(query, text, searcher)
-
-    def whole_answers(self, chunking: ChunkingConfig, labels: Sequence[Mapping[str, Any]]) -> tuple[int, int, int]:
-        """``(chunks, whole, total)``: how many chunks the stored documents make under ``chunking``, and how
-        many of the ``total`` evidence phrases of ``labels`` (rows of a labels file) one chunk holds whole."""
-        return self._lab.whole_answers(chunking, labels)
-
     # -- ask -------------------------------------------------------------------------------------
     def generator(self, name: str | None = None) -> Generator:
-        """The generator ``name`` (default: ``generator.name``), built once with the configured model."""
+        """A generator, built once with the configured model.
+
+        Args:
+            name: The generator (default: ``generator.name``).
+
+        Returns:
+            The generator.
+
+        Raises:
+            ConfigError: an unknown generator.
+            GenerationError: its model cannot be loaded.
+        """
         return self._answers.generator(name)
 
     def prepare_generator(self, name: str | None = None, *, queue_limit: int | None = None) -> bool:
-        """Build the generator ``name`` now, so that a missing model fails before an answer starts; a local
-        model's request queue takes ``queue_limit`` when one is given. Returns whether the generator writes
-        its answer as it goes (a language model) rather than all at once."""
+        """Build a generator now, so that a missing model fails before an answer starts.
+
+        Args:
+            name: The generator (default: ``generator.name``).
+            queue_limit: How many requests a local model's queue takes (default: as configured).
+
+        Returns:
+            Whether the generator writes its answer as it goes (a language model) rather than all at once.
+        """
         return self._answers.prepare_generator(name, queue_limit)
 
     def warm_models(self) -> bool:
         """Load and run the bundled cross-encoder once when the configuration reads it (a cross-encoder
         reranker with no model named, or the extractive generator's reader), so no request pays for it.
-        Returns whether it was warmed; a missing model is reported by the first request that needs it."""
+
+        Returns:
+            Whether it was warmed; a missing model is reported by the first request that needs it.
+        """
         return warm_models(self._state.settings)
 
     def ask(
-        self, question: AskRequest | str, scope: Scope | Mapping[str, Any] | None = None, **fields: Any
+        self, question: AskRequest | str, scope: Scope | Mapping[str, object] | None = None, **fields: object
     ) -> AskResult:
         """Answer with validated citations, or abstain.
 
@@ -355,7 +428,7 @@ class Desk:
         return self._answers.ask(AskRequest.of(question, scope, **fields))
 
     def ask_stream(
-        self, question: AskRequest | str, scope: Scope | Mapping[str, Any] | None = None, **fields: Any
+        self, question: AskRequest | str, scope: Scope | Mapping[str, object] | None = None, **fields: object
     ) -> AskStream:
         """``ask``, handed out as it is written: ``AnswerDelta`` events (pieces of the answer text), then
         one ``AnswerDone`` whose ``result`` is exactly what ``ask`` returns for the same arguments.
@@ -385,17 +458,20 @@ class Desk:
         """
         return self._answers.ask_stream(AskRequest.of(question, scope, **fields))
 
-    def answerability_gate(self, generator: Generator, settings: Settings | None = None) -> AnswerabilityGate | None:
-        """The gate a language-model generator answers behind (``generator.answerability_gate``), or None.
-
-        The extractive generator decides answerability itself, so it gets none."""
-        return self._answers.answerability_gate(generator, settings)
-
     # -- traces and evaluation runs ----------------------------------------------------------------
     def save_trace(self, result: AskResult, owner: str | None = None, keep: int | None = DEFAULT_TRACE_KEEP) -> str:
         """Store what :meth:`ask` returned (``save=False``, then completed by the caller) as a trace, made
         by ``owner``; only the ``keep`` newest traces stay (None: all). What is stored is
-        ``result.to_dict()`` (a face's own result type adds its fields there). Returns its id."""
+        ``result.to_dict()`` (a face's own result type adds its fields there).
+
+        Args:
+            result: What :meth:`ask` returned, or a face's result built on it.
+            owner: The API key that made it (None: visible to every reader of the store).
+            keep: How many of the newest traces stay (None: all).
+
+        Returns:
+            The trace id.
+        """
         return self._records.save_trace(result, owner, keep)
 
     def save_eval_run(self, run: dict[str, Any], owner: str | None = None) -> int:
@@ -405,11 +481,27 @@ class Desk:
     def trace(self, trace_id: str, owner: str | None = None) -> JSONObject | None:
         """A stored trace, or None; with ``owner``, only one that key made. It is the JSON the store keeps:
         what ``ask`` returned (``AskResult.to_dict()``, which ``AskResult.from_dict`` reads back), with the
-        fields a face added (the lab's grades)."""
+        fields a face added (the lab's grades).
+
+        Args:
+            trace_id: The id ``ask`` returned.
+            owner: Only a trace this API key made (None: any).
+
+        Returns:
+            The stored JSON object, or None when there is no such trace (for ``owner``).
+        """
         return self._records.trace(trace_id, owner)
 
     def traces(self, limit: int = 50, owner: str | None = None) -> list[JSONObject]:
-        """The most recent stored traces, newest first; with ``owner``, only that key's."""
+        """The most recent stored traces, newest first; with ``owner``, only that key's.
+
+        Args:
+            limit: How many at most.
+            owner: Only the traces this API key made (None: all).
+
+        Returns:
+            The stored JSON objects, newest first.
+        """
         return self._records.traces(limit, owner)
 
     def eval_run(self, run: int | Mapping[str, Any]) -> dict[str, Any]:

@@ -1,20 +1,19 @@
 """Ingest and index upkeep for the Desk: folders into the store, dense embeddings ahead of the first
 query, the memory-mapped snapshot (written, brought up to date by every ingest, and whether searches
-can use it), and the stored chunks for in-memory searchers. Also what an ingest of a folder would read.
+can use it), and the stored chunks for in-memory searchers.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evidencedesk.documents import Chunk, Document
-from evidencedesk.errors import ConfigError, IngestError
+from evidencedesk.documents import Chunk
+from evidencedesk.errors import ConfigError
 from evidencedesk.progress import Callback, Meter
 from evidencedesk.store.contract import HoldsSnapshots, HoldsVectors
-from evidencedesk.urls import is_postgres_url
 from evidencedesk.wiring import dense_embedder, leg_params
 
 from .state import DeskState
@@ -169,32 +168,4 @@ class IndexUpkeep:
             return state.cache.snapshot
 
 
-def file_types() -> list[str]:
-    from evidencedesk.ingest.folder import PARSERS
-
-    return sorted(PARSERS)
-
-
-def files_in(folder: str | Path) -> list[tuple[Path, str]]:
-    from evidencedesk.ingest.folder import scan
-
-    return scan(Path(folder)).files
-
-
-def documents_in(folder: str | Path) -> Iterator[tuple[str, Document]]:
-    from evidencedesk.ingest.folder import parse_file
-
-    for path, rel in files_in(folder):
-        try:
-            yield rel, parse_file(path, rel)
-        except IngestError:
-            continue
-
-
-def holds_store(location: str | Path) -> bool:
-    from evidencedesk.store import DB_NAME
-
-    return is_postgres_url(location) or (Path(location) / DB_NAME).is_file()
-
-
-__all__ = ["IndexUpkeep", "documents_in", "file_types", "files_in", "holds_store"]
+__all__ = ["IndexUpkeep"]

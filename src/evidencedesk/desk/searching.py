@@ -162,6 +162,8 @@ class Searching:
 
 
 def warm_up() -> None:
+    """Compile (or load from numba's cache) the search kernels now, so that no request waits for them;
+    a service calls it before it takes requests."""
     from evidencedesk.index.postings_kernel import warm
 
     warm()

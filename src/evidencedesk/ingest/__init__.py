@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from evidencedesk.ingest.docx import parse_docx
     from evidencedesk.ingest.eml import parse_eml
     from evidencedesk.ingest.errors import IngestError
+    from evidencedesk.ingest.files import documents_in, file_types, files_in
     from evidencedesk.ingest.folder import PARSERS, FolderResult, Scan, parse_file, parse_folder, scan
     from evidencedesk.ingest.html import parse_html
     from evidencedesk.ingest.markdown import parse_markdown
@@ -33,6 +34,9 @@ _MODULES = {
     "parse_docx": "docx",
     "parse_eml": "eml",
     "IngestError": "errors",
+    "documents_in": "files",
+    "file_types": "files",
+    "files_in": "files",
     "PARSERS": "folder",
     "FolderResult": "folder",
     "Scan": "folder",
@@ -70,6 +74,9 @@ __all__ = [
     "parse_docx",
     "parse_eml",
     "doc_id_from_path",
+    "documents_in",
+    "file_types",
+    "files_in",
     "parse_file",
     "parse_folder",
     "parse_html",

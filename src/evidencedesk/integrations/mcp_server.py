@@ -107,7 +107,7 @@ def build_server(state: ServiceState, caller: Caller) -> MCPServer:
     def get_chunk(chunk_id: str) -> dict[str, Any]:
         """One stored chunk by its id (what a citation like [DOC:c3] points to): text, document, title,
         location and metadata."""
-        chunk = state.store.chunk(chunk_id)
+        chunk = state.desk.chunk(chunk_id)
         if chunk is None or not caller.scope.allows_chunk(chunk):
             raise ToolError(f"no chunk {chunk_id!r}")
         return chunk.to_dict()

@@ -27,13 +27,13 @@ HOW_TO_SEND = "send a key from the service's keys file as X-API-Key or Authoriza
 
 
 class StoredRecords(Protocol):
-    """What the access checks read from a store (any store of the Desk offers it)."""
+    """What the access checks read of what is stored (the Desk offers it)."""
 
     def chunk(self, chunk_id: str) -> Chunk | None: ...
 
     def document(self, doc_id: str) -> Document | None: ...
 
-    def document_headers(self) -> list[Document]: ...
+    def documents(self) -> list[Document]: ...
 
     def chunk_counts(self) -> dict[str, int]: ...
 
@@ -266,17 +266,17 @@ def record_visible(scope: Scope, record: Mapping[str, Any], chunk_ok: Any = None
     return True
 
 
-def current_chunk_ok(store: StoredRecords, scope: Scope) -> Callable[[str], bool]:
+def current_chunk_ok(stored: StoredRecords, scope: Scope) -> Callable[[str], bool]:
     """``chunk_id -> bool``: the chunk's metadata as stored today is inside ``scope``. A chunk id no
     longer stored (a lab re-chunking, or a replaced version) is judged by its document's metadata;
     one whose document is gone too is refused."""
 
     def ok(cid: str) -> bool:
-        chunk = store.chunk(cid)
+        chunk = stored.chunk(cid)
         if chunk is not None:
             return bool(scope.allows_chunk(chunk))
         doc_id, sep, _ = cid.rpartition(":c")
-        doc = store.document(doc_id) if sep else None
+        doc = stored.document(doc_id) if sep else None
         return doc is not None and bool(scope.allows(doc.metadata, doc.id))
 
     return ok

@@ -22,7 +22,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from evidencedesk.config import Settings
-from evidencedesk.desk import Desk
+from evidencedesk.desk import warm_up
 from evidencedesk.errors import EvidencedeskError, ModelBusy, RequestRefused, http_status
 from evidencedesk.server import (
     routes_eval,
@@ -55,7 +55,7 @@ def create_app(state: ServiceState, *, close_on_shutdown: bool = True) -> FastAP
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        Desk.warm_up()  # compiled (or loaded from numba's cache) before the first request, not during it
+        warm_up()  # compiled (or loaded from numba's cache) before the first request, not during it
         state.warm_models()  # the cross-encoder the configured reranker and generator read, loaded once
         yield
         if close_on_shutdown:

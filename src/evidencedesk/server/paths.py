@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evidencedesk.desk import Desk
+from evidencedesk.desk import file_types, files_in
 from evidencedesk.errors import PathRefused
 
 
@@ -32,7 +32,7 @@ def inside_root(root: Path | None, requested: str, what: str = "path") -> Path:
 def check_files(root: Path, folder: Path) -> None:
     """Refuse (403) a folder holding a file whose real location is outside ``root``."""
     base = root.resolve()
-    for path, rel in Desk.files_in(folder):
+    for path, rel in files_in(folder):
         if not path.resolve().is_relative_to(base):
             raise PathRefused(403, f"path: {rel!r} is a link to a file outside the allowed root")
 
@@ -53,7 +53,7 @@ def upload_name(name: str | None) -> str:
     if "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
         raise PathRefused(400, f"upload: file name {name!r} must be a plain name (no folders, not hidden)")
     suffix = Path(name).suffix.lower()
-    types = Desk.file_types()
+    types = file_types()
     if suffix not in types:
         raise PathRefused(400, f"upload: {name!r} is not a supported type ({', '.join(types)})")
     return name

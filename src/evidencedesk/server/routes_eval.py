@@ -78,7 +78,7 @@ def _shown(state: ServiceState, caller: Caller, run: dict[str, Any] | None) -> b
     if run is None:
         return False
     # reads only the chunks the run names; a chunk of a lab re-chunking is judged by its document
-    return record_visible(caller.scope, run, current_chunk_ok(state.store, caller.scope))
+    return record_visible(caller.scope, run, current_chunk_ok(state.desk, caller.scope))
 
 
 RUN_IDS = range(1, 2**63)  # what an id column (SQLite INTEGER, PostgreSQL bigint) can hold; runs start at 1

@@ -136,10 +136,10 @@ async def ingest(request: Request, state: StateDep, caller: CallerDep) -> dict[s
 
     def checked_ingest() -> dict[str, Any]:
         with state.ingest_lock:  # no other ingest between the scope check and the write
-            check_writes(folder, caller.scope, state.store.document, name_files=staged)
+            check_writes(folder, caller.scope, state.desk.document, name_files=staged)
             chosen = (chunker or state.settings.chunker).model_dump()
             report = state.desk.ingest(folder, remove_missing=False, embed=embed, **chosen)
-        return visible_report(report.to_dict(), caller.scope, state.store)
+        return visible_report(report.to_dict(), caller.scope, state.desk)
 
     try:
         return await run_in_threadpool(checked_ingest)

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Request
 
 from evidencedesk import Label, Scope
 from evidencedesk.constants import CHUNKERS, LEGS, METHODS, UNITS
-from evidencedesk.desk import candidate_rows, hybrid_legs, leg_names, searcher_tokenizer
+from evidencedesk.desk import candidate_rows, hybrid_legs, leg_names, searcher_tokenizer, words_shared
 from evidencedesk.results.ask import AskResult, JSONObject
 from evidencedesk.server.access import Caller
 from evidencedesk.server.asking import AskOrder, drain, start_ask
@@ -106,7 +106,7 @@ def _allowed_count(state: ServiceState, lab: _Lab) -> int:
     """How many chunks the scope allows: counted per document for the stored chunks."""
     if lab.corpus is not None:
         return sum(lab.scope.allows_chunk(c) for c in lab.corpus.chunks)
-    counts = state.store.chunk_counts()
+    counts = state.desk.chunk_counts()
     return sum(counts.get(d.id, 0) for d in state.document_headers() if lab.scope.allows(d.metadata, d.id))
 
 
@@ -123,7 +123,7 @@ def lab_search(body: LabSearchRequest, state: StateDep, caller: CallerDep) -> di
     rows = candidate_rows(results, lab.query, searcher_tokenizer(lab.searcher))
     for row, cand in zip(rows, results, strict=True):
         row["grade"] = lab.label.grade_of(cand.chunk) if lab.label else None
-    preview = state.desk.prompt_preview(lab.query, results)
+    preview = state.desk.lab.prompt_preview(lab.query, results)
     return {
         "query": lab.query,
         "label": label_summary(lab.label) if lab.label else None,
@@ -131,8 +131,8 @@ def lab_search(body: LabSearchRequest, state: StateDep, caller: CallerDep) -> di
         "n_chunks": _allowed_count(state, lab),
         "legs": leg_names(lab.searcher),
         "results": rows,
-        "context": preview["context"],
-        "prompt": preview["prompt"],
+        "context": preview.context.to_dict(),
+        "prompt": preview.prompt,
     }
 
 
@@ -167,8 +167,7 @@ def lab_ask(body: LabAskRequest, request: Request, state: StateDep, caller: Call
 
     def complete(out: AskResult) -> AskResult:
         retrieved = tuple(
-            replace(p, shared_words=tuple(state.desk.shared_words(lab.query, p.text, lab.searcher)))
-            for p in out.retrieved
+            replace(p, shared_words=tuple(words_shared(lab.query, p.text, lab.searcher))) for p in out.retrieved
         )
         grades: dict[str, int] = {}
         if lab.label is not None:

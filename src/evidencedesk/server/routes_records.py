@@ -17,7 +17,7 @@ router = APIRouter(tags=["records"])
 @router.get("/documents", response_model=list[DocumentSummary])
 def list_documents(state: StateDep, caller: CallerDep) -> list[dict[str, Any]]:
     """The documents inside the caller's scope, with their chunk counts."""
-    counts = state.store.chunk_counts()
+    counts = state.desk.chunk_counts()
     out = []
     for doc in state.document_headers():
         if caller.scope.allows(doc.metadata, doc.id):
@@ -35,7 +35,7 @@ def list_documents(state: StateDep, caller: CallerDep) -> list[dict[str, Any]]:
 
 
 def _document(state: StateDep, caller: CallerDep, doc_id: str) -> Any:
-    doc = state.store.document(doc_id)
+    doc = state.desk.document(doc_id)
     if doc is None or not caller.scope.allows(doc.metadata, doc.id):
         refuse(404, f"no document {doc_id!r}")
     return doc
@@ -45,7 +45,7 @@ def _document(state: StateDep, caller: CallerDep, doc_id: str) -> Any:
 def document_chunks(doc_id: str, state: StateDep, caller: CallerDep) -> list[dict[str, Any]]:
     """One document's chunks in order (404 when the document is outside the scope)."""
     _document(state, caller, doc_id)
-    return [c.to_dict() for c in state.store.chunks(doc_id) if caller.scope.allows_chunk(c)]
+    return [c.to_dict() for c in state.desk.chunks(doc_id) if caller.scope.allows_chunk(c)]
 
 
 @router.get("/documents/{doc_id:path}", response_model=DocumentOut)
@@ -57,7 +57,7 @@ def get_document(doc_id: str, state: StateDep, caller: CallerDep) -> dict[str, A
 @router.get("/chunks/{chunk_id:path}", response_model=ChunkOut)
 def get_chunk(chunk_id: str, state: StateDep, caller: CallerDep) -> dict[str, Any]:
     """One stored chunk: what a citation points to."""
-    chunk = state.store.chunk(chunk_id)
+    chunk = state.desk.chunk(chunk_id)
     if chunk is None or not caller.scope.allows_chunk(chunk):
         refuse(404, f"no chunk {chunk_id!r}")
     return chunk.to_dict()
@@ -65,7 +65,7 @@ def get_chunk(chunk_id: str, state: StateDep, caller: CallerDep) -> dict[str, An
 
 def _trace_shown(state: StateDep, caller: CallerDep, data: dict[str, Any]) -> bool:
     """Made under a scope the caller's covers, and every chunk it names allowed by its current metadata."""
-    return record_visible(caller.scope, data, current_chunk_ok(state.store, caller.scope))
+    return record_visible(caller.scope, data, current_chunk_ok(state.desk, caller.scope))
 
 
 @router.get("/traces", response_model=list[TraceSummary])
@@ -77,7 +77,7 @@ def list_traces(
     if caller.anonymous:
         return []
     out = []
-    for data in state.store.traces(limit * 5, owner=caller.owner_filter):
+    for data in state.desk.traces(limit * 5, owner=caller.owner_filter):
         if _trace_shown(state, caller, data):
             out.append(
                 {
@@ -97,7 +97,7 @@ def list_traces(
 @router.get("/traces/{trace_id}")
 def get_trace(trace_id: str, state: StateDep, caller: CallerDep) -> dict[str, Any]:
     """A stored trace in full (the object ``POST /ask`` returned), for the key that made it (or an admin key)."""
-    data = None if caller.anonymous else state.store.load_trace(trace_id, owner=caller.owner_filter)
+    data = None if caller.anonymous else state.desk.trace(trace_id, owner=caller.owner_filter)
     if data is None or not _trace_shown(state, caller, data):
         refuse(404, f"no trace {trace_id!r}")
     return data

@@ -91,18 +91,18 @@ class ServiceState:
         build = self.build_id()
 
         def rechunk() -> Corpus:
-            return Corpus(("lab", chunking, build), self.desk.rechunk(chunking), chunking.to_dict())
+            return Corpus(("lab", chunking, build), self.desk.lab.rechunk(chunking), chunking.to_dict())
 
         return self._corpora.get(("lab", chunking, build), rechunk)
 
     def document_headers(self) -> list[Document]:
         """Every stored document without its text (ids, titles, paths, metadata)."""
-        return self.store.document_headers()
+        return self.desk.documents()
 
     def each_document(self) -> Iterator[Document]:
         """Every stored document, read one at a time (never all of them in memory at once)."""
-        for header in self.store.document_headers():
-            doc = self.store.document(header.id)
+        for header in self.desk.documents():
+            doc = self.desk.document(header.id)
             if doc is not None:
                 yield doc
 
@@ -110,7 +110,7 @@ class ServiceState:
         """An in-memory searcher of ``method`` over a re-chunked ``corpus``, configured as the Desk's
         (cached with the corpus)."""
         names = tuple(legs) if legs else None
-        return corpus.searchers.get((method, names), lambda: self.desk.searcher_over(corpus.chunks, method, legs))
+        return corpus.searchers.get((method, names), lambda: self.desk.lab.searcher_over(corpus.chunks, method, legs))
 
     def warm_models(self) -> bool:
         """The Desk's ``warm_models``: the bundled cross-encoder loaded at start when the settings read it."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evidencedesk import Scope
-from evidencedesk.desk import Desk
+from evidencedesk.desk import documents_in
 from evidencedesk.documents import Metadata
 from evidencedesk.errors import WriteRefused
 from evidencedesk.server.access import StoredRecords
@@ -37,7 +37,7 @@ def check_writes(folder: Path, scope: Scope, stored: Callable[[str], Any], *, na
     uploads) the message names the file; a server-side folder may hold files the caller may not
     see, so then it names nothing: no file, tenant, audience or id.
     """
-    for rel, doc in Desk.documents_in(folder):
+    for rel, doc in documents_in(folder):
         old = stored(doc.id)
         if writable(scope, doc.metadata) and (old is None or writable(scope, old.metadata)):
             continue
@@ -51,11 +51,11 @@ def check_writes(folder: Path, scope: Scope, stored: Callable[[str], Any], *, na
         raise WriteRefused(f"{rel}: document id {doc.id!r} belongs to a document outside this key's scope")
 
 
-def visible_report(report: dict[str, Any], scope: Scope, store: StoredRecords) -> dict[str, Any]:
+def visible_report(report: dict[str, Any], scope: Scope, stored: StoredRecords) -> dict[str, Any]:
     """The ingest report as the key may see it: ids outside ``scope`` left out, store counts inside it."""
 
     def shown(doc_id: Any) -> bool:
-        doc = store.document(str(doc_id)) if doc_id is not None else None
+        doc = stored.document(str(doc_id)) if doc_id is not None else None
         return doc is not None and scope.allows(doc.metadata, doc.id)
 
     out = dict(report)
@@ -64,8 +64,8 @@ def visible_report(report: dict[str, Any], scope: Scope, store: StoredRecords) -
     out["failed"] = [{**f, "kept": f.get("kept") if shown(f.get("kept")) else None} for f in report.get("failed") or []]
     if "unknown_supersedes" in report:
         out["unknown_supersedes"] = [u for u in report["unknown_supersedes"] if shown(u.get("doc_id"))]
-    docs = [d for d in store.document_headers() if scope.allows(d.metadata, d.id)]
-    counts = store.chunk_counts()
+    docs = [d for d in stored.documents() if scope.allows(d.metadata, d.id)]
+    counts = stored.chunk_counts()
     out["n_documents"] = len(docs)
     out["n_chunks"] = sum(counts.get(d.id, 0) for d in docs)
     return out
