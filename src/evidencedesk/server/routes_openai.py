@@ -66,7 +66,7 @@ class OpenAIError(Exception):
         self.code = code
 
 
-def error_body(status: int, message: str, param: str | None = None, code: str | None = None) -> dict[str, Any]:
+def error_body(status: int, message: str, param: str | None = None, code: str | None = None) -> dict[str, JsonValue]:
     """``{"error": {...}}`` as OpenAI's API writes it."""
     kind = ERROR_TYPES.get(status, "invalid_request_error" if status < 500 else "server_error")
     return {"error": {"message": message, "type": kind, "param": param, "code": code}}
@@ -323,7 +323,9 @@ def completion(result: AskResult, model: str, created: int) -> dict[str, JsonVal
     }
 
 
-def _chunk(ident: str, model: str, created: int, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+def _chunk(
+    ident: str, model: str, created: int, delta: dict[str, JsonValue], finish: str | None
+) -> dict[str, JsonValue]:
     return {
         "id": ident,
         "object": "chat.completion.chunk",
@@ -333,7 +335,7 @@ def _chunk(ident: str, model: str, created: int, delta: dict[str, Any], finish: 
     }
 
 
-def _sse(data: Mapping[str, Any]) -> str:
+def _sse(data: Mapping[str, JsonValue]) -> str:
     return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
