@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from evidencedesk.chunking import ChunkingConfig
 from evidencedesk.cli import app
 from evidencedesk.evaluation.gate import EXIT_REGRESSED, compare
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store import Store
 from tests.support.paths import KESTREL_DOCS, KESTREL_LABELS
 
@@ -28,7 +29,7 @@ def run_with(means: dict[str, dict[str, float]], k: int = 5) -> dict:
 def test_compare_flags_a_drop_beyond_the_threshold_on_any_slice() -> None:
     a = run_with({"all": {"recall@5": 0.80, "mrr@5": 0.60}, "bangla": {"recall@5": 0.90}})
     same = compare(a, a)
-    assert not same.regressed and len(same.deltas) == 3 and same.notes == []
+    assert not same.regressed and len(same.deltas) == 3 and same.notes == ()
     b = run_with({"all": {"recall@5": 0.79, "mrr@5": 0.70}, "bangla": {"recall@5": 0.80}})
     result = compare(a, b, threshold=0.02)
     assert result.regressed
@@ -47,7 +48,7 @@ def test_compare_notes_what_cannot_be_compared() -> None:
     a = run_with({"all": {"recall@5": 0.8}, "stale": {"recall@5": 0.5}})
     b = run_with({"all": {"recall@3": 0.1}}, k=3)
     result = compare(a, b)
-    assert not result.regressed and result.deltas == []
+    assert not result.regressed and result.deltas == ()
     assert any("k differs" in n for n in result.notes)
     assert any("slice 'stale' only in run A" in n for n in result.notes)
     with pytest.raises(ValueError, match="slices"):
@@ -60,7 +61,7 @@ def test_compare_notes_what_cannot_be_compared() -> None:
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("gate") / "store"
     with Store(path) as db:
-        db.ingest(KESTREL_DOCS, ChunkingConfig())
+        ingest_folder(db, KESTREL_DOCS, ChunkingConfig())
     return path
 
 
@@ -90,7 +91,7 @@ def test_eval_diagnose_and_the_gate_on_a_worse_chunking(store: Path, tmp_path: P
     assert "no regression" in out
 
     with Store(store) as db:  # re-ingest with windows far too small: the same documents, a worse build
-        db.ingest(KESTREL_DOCS, ChunkingConfig("fixed", size=60, unit="chars"))
+        ingest_folder(db, KESTREL_DOCS, ChunkingConfig("fixed", size=60, unit="chars"))
     code, out = invoke(
         "eval", str(KESTREL_LABELS), "--store", str(store), "--method", "bm25", "--k", "5", "--no-answers", "--json"
     )

@@ -14,7 +14,7 @@ from evidencedesk.documents import Chunk
 from evidencedesk.errors import ConfigError
 from evidencedesk.progress import Callback, Meter
 from evidencedesk.store.contract import HoldsSnapshots, HoldsVectors
-from evidencedesk.wiring import dense_embedder, leg_params
+from evidencedesk.wiring import dense_contextual, dense_embedder
 
 from .state import DeskState
 
@@ -38,6 +38,7 @@ class IndexUpkeep:
     ) -> Any:
         from evidencedesk.config import ChunkerSettings
         from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
+        from evidencedesk.ingest.sync import ingest_folder
 
         state = self.state
         try:
@@ -48,8 +49,8 @@ class IndexUpkeep:
         if limit < 1:
             raise ConfigError(f"max_bytes: must be at least 1, got {limit}")
         report = self._keep_index(
-            lambda: state.store.ingest(
-                Path(folder), chunking, max_bytes=limit, progress=progress, remove_missing=remove_missing
+            lambda: ingest_folder(
+                state.store, folder, chunking, max_bytes=limit, progress=progress, remove_missing=remove_missing
             )
         )
         state.build_id()
@@ -64,7 +65,7 @@ class IndexUpkeep:
         state = self.state
         embedder = dense_embedder(state.settings)
         meter = Meter(callback=progress)
-        contextual = bool(leg_params(state.settings, "dense", state.embeddings_file).get("contextual", False))
+        contextual = dense_contextual(state.settings)
         if isinstance(state.store, HoldsVectors):
             meter.update(state.store.ensure_vectors(embedder, state.embeddings_file, contextual=contextual))
             return {**meter.summary(), "total": state.store.chunk_count(), "model": embedder.name}
