@@ -97,14 +97,6 @@ CORE_EXPORTS = [
     "candidate_rows", "documents_in", "file_types", "files_in", "holds_store", "hybrid_legs", "labelled_questions",
     "leg_names", "outside_scope", "searcher_tokenizer", "warm_up", "words_shared",
 ]  # fmt: skip
-# Methods whose docstrings do not yet say Args/Returns, or whose signatures still hold ``Any``: the typed
-# results (ask, ingest, evaluation) and the typed settings changes give them their types; each name leaves
-# this list when its method is done.
-NOT_YET_TYPED = {
-    "beir", "compare", "compare_runs", "diagnose", "embed", "eval_run", "evaluate", "ingest",
-    "reconfigure", "report_html", "save_eval_run", "search", "search_rows", "size_series", "strategies",
-    "with_settings", "write_index",
-}  # fmt: skip
 
 
 def _public(cls: type) -> list[str]:
@@ -148,8 +140,6 @@ def test_public_methods_say_what_they_take_and_return_without_any() -> None:
     missing = []
     for cls in (desk.Desk, desk.LabTools):
         for name, member, func in _members(cls):
-            if cls is desk.Desk and name in NOT_YET_TYPED:
-                continue
             doc = inspect.getdoc(func) or ""
             signature = inspect.signature(func)  # type: ignore[arg-type]
             takes = [p for p in signature.parameters if p != "self"]

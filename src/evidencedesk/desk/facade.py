@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.answer.stream import AskStream
@@ -158,7 +158,11 @@ class Desk:
 
     def reconfigure(self, settings: Settings) -> None:
         """Use ``settings`` from now on: the searchers, generators and default scope built from the old
-        ones are dropped (a PostgreSQL store keeps the BM25 settings it was opened with)."""
+        ones are dropped (a PostgreSQL store keeps the BM25 settings it was opened with).
+
+        Args:
+            settings: the new settings, e.g. from :meth:`with_settings`.
+        """
         with self._state.lock:
             self._state.reconfigure(settings)
             self._answers.drop_generators()
@@ -166,7 +170,14 @@ class Desk:
     def with_settings(self, overrides: Overrides) -> Settings:
         """The settings with ``overrides`` applied (``Overrides(order="edges")``); None keeps a value.
 
-        Raises ConfigError naming the key for a bad value.
+        Args:
+            overrides: the values to change; the Desk's own settings are not changed.
+
+        Returns:
+            A new, checked Settings (pass it to :meth:`reconfigure` to use it).
+
+        Raises:
+            ConfigError: naming the key, for a bad value.
         """
         return self._state.with_settings(overrides)
 
@@ -385,16 +396,27 @@ class Desk:
         query: str,
         k: int | None = None,
         method: str | None = None,
-        scope: Scope | Mapping[str, Any] | None = None,
+        scope: Scope | Mapping[str, object] | None = None,
         legs: Sequence[str] | None = None,
     ) -> list[Candidate]:
-        """Ranked chunks for ``query`` inside ``scope`` (default: the configured scope); with
-        ``retrieval.diversity`` the top ``k`` are picked by MMR from ``retrieval.rerank.candidates``."""
+        """Ranked chunks for ``query`` inside ``scope``; with ``retrieval.diversity`` the top ``k`` are
+        picked by MMR from ``retrieval.rerank.candidates``.
+
+        Args:
+            query: the question or keywords (not empty).
+            k: how many results (default: ``retrieval.k``).
+            method: ``bm25``, ``tfidf``, ``lsa``, ``dense`` or ``hybrid`` (default: ``retrieval.method``).
+            scope: the chunks that may be ranked (default: the configured scope).
+            legs: a hybrid's legs (default: the configured legs).
+
+        Returns:
+            At most ``k`` candidates, best first, each with its chunk, score and the legs' ranks.
+        """
         return self._search.search(query, k, method, scope, legs)
 
     def search_rows(
         self, query: str, k: int | None = None, method: str | None = None,
-        scope: Scope | Mapping[str, Any] | None = None, legs: Sequence[str] | None = None,
+        scope: Scope | Mapping[str, object] | None = None, legs: Sequence[str] | None = None,
     ) -> list[SearchHit]:  # fmt: skip
         """The ranking of :meth:`search` with the query words each result holds: what ``evidencedesk search
         --json`` prints and ``POST /search`` returns (each hit's ``to_dict()``).
@@ -584,7 +606,7 @@ class Desk:
     # -- evaluate --------------------------------------------------------------------------------
     def evaluate(
         self, labels: str | Path | Sequence[Label], method: str | None = None, k: int | None = None,
-        scope: Scope | Mapping[str, Any] | None = None, *, floor: float | None = None, methods: Sequence[str] = (),
+        scope: Scope | Mapping[str, object] | None = None, *, floor: float | None = None, methods: Sequence[str] = (),
         answers: str | None = None, unfiltered: bool = True, hide_outside_scope: bool = False,
         size_series: bool = False, save: bool = True, owner: str | None = None,
     ) -> EvalRun:  # fmt: skip
@@ -637,7 +659,7 @@ class Desk:
         labels: str | Path | Sequence[Label],
         methods: Sequence[str],
         k: int | None = None,
-        scope: Scope | Mapping[str, Any] | None = None,
+        scope: Scope | Mapping[str, object] | None = None,
     ) -> list[StrategyRow]:
         """How the labelled questions fare under each method, over the stored chunks.
 
@@ -658,7 +680,7 @@ class Desk:
         labels: str | Path | Sequence[Label],
         method: str | None = None,
         k: int | None = None,
-        scope: Scope | Mapping[str, Any] | None = None,
+        scope: Scope | Mapping[str, object] | None = None,
         floor: float | None = None,
         generator: str | None = None,
     ) -> list[Diagnosis]:
