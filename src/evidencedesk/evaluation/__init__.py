@@ -18,7 +18,6 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and editors
     from evidencedesk.evaluation.labels import LabelIssue as LabelIssue
     from evidencedesk.evaluation.labels import load_labels as load_labels
     from evidencedesk.evaluation.labels import read_labels as read_labels
-    from evidencedesk.evaluation.overlap import word_overlap as word_overlap
     from evidencedesk.evaluation.report_html import render_report as render_report
     from evidencedesk.evaluation.report_html import write_report as write_report
     from evidencedesk.evaluation.run import EvalRun as EvalRun
@@ -33,6 +32,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and editors
     from evidencedesk.evaluation.taxonomy import STAGES as STAGES
     from evidencedesk.evaluation.taxonomy import diagnose as diagnose
     from evidencedesk.evaluation.taxonomy import label_counts as label_counts
+    from evidencedesk.text.overlap import word_overlap as word_overlap
 
 _EXPORTS = {
     "Gold": "labels",
@@ -41,7 +41,7 @@ _EXPORTS = {
     "LabelIssue": "labels",
     "load_labels": "labels",
     "read_labels": "labels",
-    "word_overlap": "overlap",
+    "word_overlap": "evidencedesk.text.overlap",  # a dotted name: a module outside this package
     "STAGES": "taxonomy",
     "LABELS": "taxonomy",
     "diagnose": "taxonomy",
@@ -68,7 +68,7 @@ def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    value = getattr(importlib.import_module(module if "." in module else f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
 
