@@ -4,8 +4,8 @@ name (BM25's k1 and b, stemming, stopwords, the contextual line, fusion) comes f
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from evidencedesk.config import Settings
 
@@ -22,13 +22,13 @@ def beir_params(
     contextual: bool | None = None,
     fusion: str | None = None,
     progress: bool = False,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """The searcher parameters of a BEIR run of ``method``: each argument left None from ``settings``."""
     from evidencedesk.evaluation.beir import searcher_params
 
     bm25_leg = next((x for x in settings.retrieval.legs if x.method == "bm25"), None)
     dense_leg = next((x for x in settings.retrieval.legs if x.method == "dense"), None)
-    params: dict[str, object] = searcher_params(
+    params: dict[str, Any] = searcher_params(
         method,
         store_dir,
         k1=k1 if k1 is not None else (bm25_leg.k1 if bm25_leg else None),
@@ -56,14 +56,14 @@ def run_beir(
     dataset_dir: str | Path,
     method: str,
     store_dir: str | Path,
-    params: Mapping[str, object],
+    params: dict[str, Any],
     split: str = "test",
     run_out: str | Path | None = None,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """Index (once) and score ``method`` on the BEIR dataset; returns the summary row."""
     from evidencedesk.evaluation import beir
 
-    return beir.run_beir(dataset_dir, method, store_dir, split=split, run_out=run_out, params=dict(params))
+    return beir.run_beir(dataset_dir, method, store_dir, split=split, run_out=run_out, params=params)
 
 
 __all__ = ["beir_params", "run_beir"]

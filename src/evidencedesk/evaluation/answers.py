@@ -25,23 +25,17 @@ A ratio whose denominator is zero is ``None`` (nothing to measure), never 0 or 1
 from __future__ import annotations
 
 from collections.abc import Container, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.answer.pipeline import ask
 from evidencedesk.answer.validate import SHOWN, ValidatedAnswer
 from evidencedesk.documents import Chunk
 from evidencedesk.evaluation.labels import Label
-from evidencedesk.evaluation.selective import Report, Selective
+from evidencedesk.evaluation.selective import Selective
 from evidencedesk.evaluation.selective import report as selective_report
-from evidencedesk.evaluation.table import (
-    AnswerTable,
-    AnswerTableDict,
-    answer_matches,
-    gold_in_context,
-    retrieval_by_answer,
-)
+from evidencedesk.evaluation.table import AnswerTable, answer_matches, gold_in_context, retrieval_by_answer
 from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.trace import Finding, Trace
@@ -50,56 +44,6 @@ from evidencedesk.trace import Finding, Trace
 def ratio(part: int, whole: int) -> float | None:
     """``part / whole``, or None when ``whole`` is 0."""
     return part / whole if whole else None
-
-
-class ReaderEvidence(TypedDict):
-    """What the reader said of one answered label: its best unit score and whether that unit was right."""
-
-    reader_score: float | None
-    best_unit_correct: bool
-
-
-class AnswerRecordDict(ReaderEvidence):
-    """An AnswerRecord as JSON (its fields in order; the trace's findings as dicts)."""
-
-    id: str
-    answerable: bool
-    answer: str
-    abstained: bool
-    correct: bool
-    gold_in_context: bool
-    cell: str | None
-    sentences: int
-    supported: int
-    generated: bool
-    citations_valid: bool
-    cited: list[str]
-    context: list[str]
-    findings: list[dict[str, str]]
-
-
-class AnswerEvaluationDict(TypedDict):
-    """An AnswerEvaluation as JSON: the counts and rates, the selective report, the table and every record."""
-
-    generator: str
-    n_answerable: int
-    n_unanswerable: int
-    correct: int
-    accuracy: float | None
-    abstained_answerable: int
-    abstained_unanswerable: int
-    answered_unanswerable: int
-    abstention_precision: float | None
-    abstention_recall: float | None
-    sentences: int
-    supported_sentences: int
-    faithfulness: float | None
-    answers_generated: int
-    citations_valid: int
-    citation_validity: float | None
-    selective: Report
-    table: AnswerTableDict
-    questions: list[AnswerRecordDict]
 
 
 @dataclass(frozen=True)
@@ -123,24 +67,12 @@ class AnswerRecord:
     reader_score: float | None = None  # the reader's best unit score (None: no reader ran)
     best_unit_correct: bool = False  # the reader's best unit alone matches the label's answer
 
-    def to_dict(self) -> AnswerRecordDict:
+    def to_dict(self) -> dict[str, Any]:
         return {
-            "id": self.id,
-            "answerable": self.answerable,
-            "answer": self.answer,
-            "abstained": self.abstained,
-            "correct": self.correct,
-            "gold_in_context": self.gold_in_context,
-            "cell": self.cell,
-            "sentences": self.sentences,
-            "supported": self.supported,
-            "generated": self.generated,
-            "citations_valid": self.citations_valid,
+            **asdict(self),
             "cited": list(self.cited),
             "context": list(self.context),
             "findings": [f.to_dict() for f in self.findings],
-            "reader_score": self.reader_score,
-            "best_unit_correct": self.best_unit_correct,
         }
 
 
@@ -167,7 +99,7 @@ def record(label: Label, checked: ValidatedAnswer, trace: Trace, cell: str | Non
     )
 
 
-def reader_evidence(label: Label, details: Mapping[str, Any]) -> ReaderEvidence:
+def reader_evidence(label: Label, details: Mapping[str, Any]) -> dict[str, Any]:
     """``reader_score`` and ``best_unit_correct`` of one answered label, from its generation details (the trace's
     ``generation``, or ``ask``'s result ``generation``): the reader's best unit score and its best unit."""
     score = details.get("reader_score")
@@ -223,11 +155,11 @@ class AnswerEvaluation:
         return ratio(sum(r.correct for r in self.answerable), len(self.answerable))
 
     @property
-    def selective(self) -> Report:
+    def selective(self) -> dict[str, Any]:
         """Coverage, accuracy among answered, answered-but-wrong, the risk-coverage curve, a suggested threshold."""
         return selective_report(selective_records(self.records))
 
-    def to_dict(self) -> AnswerEvaluationDict:
+    def to_dict(self) -> dict[str, Any]:
         answerable, unanswerable = self.answerable, self.unanswerable
         return {
             "generator": self.generator,

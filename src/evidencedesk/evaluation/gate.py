@@ -8,36 +8,10 @@ one run are listed in ``notes`` and never gate.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TypedDict, cast
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from evidencedesk.constants import EXIT_REGRESSED
-from evidencedesk.evaluation.slices import StatDict
-
-
-class DeltaDict(TypedDict):
-    """A Delta as JSON: its fields and ``delta`` (b - a)."""
-
-    slice: str
-    metric: str
-    a: float
-    b: float
-    n_a: int
-    n_b: int
-    small: bool
-    regressed: bool
-    delta: float
-
-
-class ComparisonDict(TypedDict):
-    """A Comparison as JSON."""
-
-    threshold: float
-    regressed: bool
-    regressions: list[DeltaDict]
-    deltas: list[DeltaDict]
-    notes: list[str]
 
 
 @dataclass(frozen=True)
@@ -55,18 +29,8 @@ class Delta:
     def delta(self) -> float:
         return self.b - self.a
 
-    def to_dict(self) -> DeltaDict:
-        return {
-            "slice": self.slice,
-            "metric": self.metric,
-            "a": self.a,
-            "b": self.b,
-            "n_a": self.n_a,
-            "n_b": self.n_b,
-            "small": self.small,
-            "regressed": self.regressed,
-            "delta": self.delta,
-        }
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "delta": self.delta}
 
 
 @dataclass
@@ -83,7 +47,7 @@ class Comparison:
     def regressions(self) -> list[Delta]:
         return [d for d in self.deltas if d.regressed]
 
-    def to_dict(self) -> ComparisonDict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "threshold": self.threshold,
             "regressed": self.regressed,
@@ -93,14 +57,14 @@ class Comparison:
         }
 
 
-def _slices(run: Mapping[str, object], name: str) -> dict[str, dict[str, StatDict]]:
+def _slices(run: dict[str, Any], name: str) -> dict[str, dict[str, dict[str, Any]]]:
     table = run.get("slices")
     if not isinstance(table, dict):
         raise ValueError(f"run {name}: has no 'slices' table; is it an evaluation run?")
-    return cast("dict[str, dict[str, StatDict]]", table)  # as slices_to_dict wrote it
+    return table
 
 
-def compare(run_a: Mapping[str, object], run_b: Mapping[str, object], threshold: float = 0.02) -> Comparison:
+def compare(run_a: dict[str, Any], run_b: dict[str, Any], threshold: float = 0.02) -> Comparison:
     """Per-slice, per-metric differences of ``run_b`` against ``run_a``; ``regressed`` when any drops."""
     if not 0 <= threshold < 1:
         raise ValueError(f"threshold: must be at least 0 and below 1, got {threshold}")
@@ -136,4 +100,4 @@ def compare(run_a: Mapping[str, object], run_b: Mapping[str, object], threshold:
     return out
 
 
-__all__ = ["EXIT_REGRESSED", "Comparison", "ComparisonDict", "Delta", "DeltaDict", "compare"]
+__all__ = ["EXIT_REGRESSED", "Comparison", "Delta", "compare"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any
 
 MAX_RISK = 0.2  # the suggested threshold keeps wrong answers at or below this share of answers
 
@@ -46,43 +46,6 @@ class Selective:
         return self.correct if self.answered else self.best_correct
 
 
-class CurvePointDict(TypedDict):
-    """A CurvePoint as JSON."""
-
-    threshold: float
-    coverage: float
-    risk: float | None
-    answered: int
-    correct: int
-    wrong: int
-
-
-class Suggestion(CurvePointDict):
-    """The suggested threshold's curve point, the risk it was held to and the rule that chose it."""
-
-    max_risk: float
-    rule: str
-
-
-class Summary(TypedDict):
-    """Coverage, accuracy among answered and answered-but-wrong (None for an empty ratio)."""
-
-    n: int
-    answered: int
-    coverage: float | None
-    correct: int
-    accuracy_answered: float | None
-    answered_wrong: int
-    answered_unanswerable: int
-
-
-class Report(Summary):
-    """The summary, the risk-coverage curve and the suggested threshold."""
-
-    curve: list[CurvePointDict]
-    suggested_threshold: Suggestion | None
-
-
 @dataclass(frozen=True)
 class CurvePoint:
     threshold: float
@@ -92,7 +55,7 @@ class CurvePoint:
     correct: int
     wrong: int
 
-    def to_dict(self) -> CurvePointDict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "threshold": self.threshold,
             "coverage": self.coverage,
@@ -103,7 +66,7 @@ class CurvePoint:
         }
 
 
-def summary(records: Sequence[Selective]) -> Summary:
+def summary(records: Sequence[Selective]) -> dict[str, Any]:
     """Coverage, accuracy among answered and answered-but-wrong over ``records`` (None for an empty ratio)."""
     answered = [r for r in records if r.answered]
     right = sum(r.correct for r in answered)
@@ -139,7 +102,7 @@ def risk_coverage(records: Sequence[Selective], thresholds: Iterable[float] | No
     return [_point(scored, t, len(scored)) for t in chosen]
 
 
-def suggest(curve: Sequence[CurvePoint], max_risk: float = MAX_RISK) -> Suggestion | None:
+def suggest(curve: Sequence[CurvePoint], max_risk: float = MAX_RISK) -> dict[str, Any] | None:
     """The threshold that answers the most questions right with risk <= ``max_risk``, and the rule that chose it."""
     points = [p for p in curve if p.risk is not None]
     if not points:
@@ -154,22 +117,10 @@ def suggest(curve: Sequence[CurvePoint], max_risk: float = MAX_RISK) -> Suggesti
     return {**best.to_dict(), "max_risk": max_risk, "rule": rule}
 
 
-def report(records: Sequence[Selective], max_risk: float = MAX_RISK) -> Report:
+def report(records: Sequence[Selective], max_risk: float = MAX_RISK) -> dict[str, Any]:
     """The summary, the risk-coverage curve and the suggested threshold, as one JSON-ready dict."""
     curve = risk_coverage(records)
     return {**summary(records), "curve": [p.to_dict() for p in curve], "suggested_threshold": suggest(curve, max_risk)}
 
 
-__all__ = [
-    "MAX_RISK",
-    "CurvePoint",
-    "CurvePointDict",
-    "Report",
-    "Selective",
-    "Suggestion",
-    "Summary",
-    "report",
-    "risk_coverage",
-    "suggest",
-    "summary",
-]
+__all__ = ["MAX_RISK", "CurvePoint", "Selective", "report", "risk_coverage", "suggest", "summary"]

@@ -8,22 +8,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TypedDict
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from evidencedesk.evaluation.labels import TAGS
 
 SMALL_N = 10
 ALL = "all"
-
-
-class StatDict(TypedDict):
-    """A Stat as JSON."""
-
-    n: int
-    mean: float
-    se: float
-    small: bool
 
 
 @dataclass(frozen=True)
@@ -33,8 +24,8 @@ class Stat:
     se: float
     small: bool
 
-    def to_dict(self) -> StatDict:
-        return {"n": self.n, "mean": self.mean, "se": self.se, "small": self.small}
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def stat(values: Sequence[float]) -> Stat:
@@ -64,8 +55,8 @@ def slices(rows: Iterable[tuple[Sequence[str], Mapping[str, float | None]]]) -> 
     return {name: {m: stat(vs) for m, vs in values[name].items()} for name in order}
 
 
-def slices_to_dict(table: Mapping[str, Mapping[str, Stat]]) -> dict[str, dict[str, StatDict]]:
+def slices_to_dict(table: Mapping[str, Mapping[str, Stat]]) -> dict[str, dict[str, dict[str, Any]]]:
     return {s: {m: st.to_dict() for m, st in ms.items()} for s, ms in table.items()}
 
 
-__all__ = ["ALL", "SMALL_N", "Stat", "StatDict", "slices", "slices_to_dict", "stat"]
+__all__ = ["ALL", "SMALL_N", "Stat", "slices", "slices_to_dict", "stat"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
-from typing import TypedDict
+from typing import Any
 
 from evidencedesk.documents import Chunk
 from evidencedesk.evaluation.labels import Label
@@ -68,21 +68,6 @@ def cell_of(label: Label, trace: Trace, indexed: list[Chunk], known_ids: Contain
     return CELLS[0] if correct and supported else CELLS[1]
 
 
-class CellDict(TypedDict):
-    """One cell of the table as JSON: how many questions fell in it and their ids."""
-
-    count: int
-    ids: list[str]
-
-
-class AnswerTableDict(TypedDict):
-    """An AnswerTable as JSON."""
-
-    cells: dict[str, CellDict]
-    abstained_correctly: list[str]
-    answered_unanswerable: list[str]
-
-
 @dataclass
 class AnswerTable:
     """Counts and question ids per cell, plus how the unanswerable questions were handled."""
@@ -94,7 +79,7 @@ class AnswerTable:
     def count(self, cell: str) -> int:
         return len(self.cells[cell])
 
-    def to_dict(self) -> AnswerTableDict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "cells": {c: {"count": len(ids), "ids": list(ids)} for c, ids in self.cells.items()},
             "abstained_correctly": list(self.abstained_correctly),
