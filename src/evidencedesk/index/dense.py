@@ -111,7 +111,7 @@ class DenseIndex:
             return every
         from evidencedesk.index.dense_jit import rows_dot  # the allowed rows, read in place
 
-        return rows_dot(self.vectors, np.asarray(rows, dtype=np.int64), q)  # type: ignore[no-any-return]
+        return rows_dot(self.vectors, np.asarray(rows, dtype=np.int64), q)
 
     def search(
         self, query_vec: np.ndarray, k: int = 10, allowed_mask: np.ndarray | None = None
