@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -19,7 +18,7 @@ from evidencedesk.retrieval.contextual import index_text
 from evidencedesk.retrieval.scope import Scope
 
 
-def dense_identity(method: str, embedder: Embedder, contextual: bool, ann: bool) -> dict[str, Any]:
+def dense_identity(method: str, embedder: Embedder, contextual: bool, ann: bool) -> dict[str, object]:
     """What makes two dense indexes over the same chunks interchangeable (in memory or in PostgreSQL)."""
     return {"method": method, "embedder": embedder.name, "dim": embedder.dim, "contextual": contextual, "ann": ann}
 
@@ -111,7 +110,7 @@ class DenseSearcher:
             self._mask_cache = None
         return len(gone)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, object]:
         return dense_identity(self.name, self.embedder, self.contextual, self.ann)
 
     def mask(self, scope: Scope) -> np.ndarray:

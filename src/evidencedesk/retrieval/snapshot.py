@@ -20,7 +20,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cached_property
@@ -62,7 +62,7 @@ def write_snapshot(
     ann_params: dict[str, Any] | None = None,
     build_id: int | None = None,
     timings: dict[str, float] | None = None,
-    labels: dict[str, Any] | None = None,
+    labels: Mapping[str, object] | None = None,
 ) -> Path:
     """Index ``batches`` of chunks into ``directory`` as one segment (the folder is replaced only once complete).
 
@@ -85,7 +85,7 @@ def write_snapshot(
     for batch in clock.each("read", batches):
         writer.add_chunks(batch, tokenizer, vectorize, contextual)
     n_rows = writer.finish(vectorize is not None, ann, threads, ann_params)
-    manifest: dict[str, Any] = {
+    manifest: dict[str, object] = {
         "format": FORMAT,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "build_id": build_id,
@@ -134,7 +134,7 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     return manifest
 
 
-def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+def write_manifest(directory: Path, manifest: Mapping[str, object]) -> None:
     """Replace ``directory``'s manifest atomically: a reader sees the old one or the new one, whole."""
     tmp = directory / (MANIFEST + ".tmp")
     with tmp.open("w", encoding="utf-8") as f:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -35,6 +35,23 @@ from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.segments import Clock, Segment, SegmentWriter, Vectorize
 from evidencedesk.retrieval.snapshot import SEGMENTS, read_manifest, segment_name, write_manifest
 from evidencedesk.text.tokenizer import Tokenizer
+
+
+class SegmentEntry(TypedDict):
+    """One segment as the manifest lists it: its folder, rows, tombstone file (None: no row deleted)."""
+
+    name: str
+    rows: int
+    deleted: str | None
+    n_deleted: int
+
+
+class MergeReport(TypedDict):
+    """What ``merge_snapshot`` did: the segment count before and after, and the rows kept."""
+
+    segments_before: int
+    segments: int
+    rows: int
 
 
 @dataclass(frozen=True)
@@ -110,7 +127,7 @@ def update_snapshot(
     policy: TieredPolicy | None = DEFAULT_POLICY,
     threads: int = 0,
     timings: dict[str, float] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Bring the snapshot in ``directory`` to ``build_id``; the caller holds ``writer_lock``.
 
     ``documents``: every stored document id with the id of the build that last wrote it;
@@ -180,7 +197,7 @@ def update_snapshot(
             "segments": len(segments)}  # fmt: skip
 
 
-def merge_snapshot(directory: str | Path, threads: int = 0) -> dict[str, Any]:
+def merge_snapshot(directory: str | Path, threads: int = 0) -> MergeReport:
     """Merge every segment into one without deleted rows (``evidencedesk index --merge``); the caller
     holds ``writer_lock``. Returns the segment count before and the rows kept."""
     directory = Path(directory)
@@ -236,9 +253,9 @@ def _merge(
     return out, number + 1
 
 
-def _entry(folder: Path, seg: Segment, generation: int) -> dict[str, Any]:
+def _entry(folder: Path, seg: Segment, generation: int) -> SegmentEntry:
     """The manifest entry of ``seg``, writing its tombstones as a new file when it has any."""
-    entry: dict[str, Any] = {"name": seg.name, "rows": seg.n_rows, "deleted": None, "n_deleted": seg.n_deleted}
+    entry: SegmentEntry = {"name": seg.name, "rows": seg.n_rows, "deleted": None, "n_deleted": seg.n_deleted}
     if seg.live is not None and seg.n_deleted:
         if seg.tombstones is None:
             seg.tombstones = f"{seg.name}.del{generation}.npy"

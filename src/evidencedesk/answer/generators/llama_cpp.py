@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 from typing import Any
 
 from evidencedesk.answer.generators.base import Generation
@@ -49,7 +49,7 @@ OMP_WAIT_POLICY = "OMP_WAIT_POLICY"
 os.environ.setdefault(OMP_WAIT_POLICY, "PASSIVE")
 
 
-def require_llama_cpp() -> Any:
+def require_llama_cpp() -> ModuleType:
     """Import ``llama_cpp``, or raise ImportError saying how to install it."""
     try:
         import llama_cpp
@@ -121,7 +121,7 @@ class Ticket(AbstractContextManager["Ticket"]):
 class LoadedModel:
     """One loaded GGUF model: the ``llama_cpp.Llama``, the lock its users hold, and its request queue."""
 
-    llama: Any
+    llama: Any  # llama_cpp.Llama: its create_chat_completion returns a union of response and stream types
     lock: threading.Lock = field(default_factory=threading.Lock)
     queue: RequestQueue = field(default_factory=RequestQueue)
     tokens_generated: int = 0  # every token any request received from it, for tests and metrics
