@@ -12,9 +12,18 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 Callback = Callable[[int, int, str], None]
+
+
+class MeterSummary(TypedDict):
+    """A Meter's figures: steps done of ``total``, the seconds they took and the steps per second."""
+
+    count: int
+    total: int
+    seconds: float
+    per_second: float
 
 
 @dataclass
@@ -58,7 +67,7 @@ class Meter:
             return None
         return max(self.total - self.done, 0) / self.rate
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> MeterSummary:
         return {"count": self.done, "total": self.total, "seconds": round(self.seconds, 3),
                 "per_second": round(self.rate, 2)}  # fmt: skip
 

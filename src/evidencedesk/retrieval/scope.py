@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from evidencedesk.documents import Chunk, Metadata
+from evidencedesk.json_types import JsonObject, JsonValue
 
 
 def _set(values: Iterable[str] | None) -> frozenset[str] | None:
@@ -112,11 +113,11 @@ class Scope:
             check_validity=self.check_validity or other.check_validity,
         )
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> JsonObject:
         """The scope as JSON: each set as a sorted list (None: no restriction), the date in ISO form."""
 
-        def lst(v: frozenset[str] | None) -> list[str] | None:
-            return sorted(v) if v is not None else None
+        def lst(v: frozenset[str] | None) -> list[JsonValue] | None:
+            return list(sorted(v)) if v is not None else None
 
         return {
             "statuses": lst(self.statuses),
