@@ -30,7 +30,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType, TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidencedesk.answer.generators.base import Generation
 from evidencedesk.answer.generators.gguf_models import INSTALL_HINT, resolve_model
@@ -39,6 +39,9 @@ from evidencedesk.answer.generators.parse import GenerationError
 from evidencedesk.answer.generators.passages import CitationNumbers, numbered_messages, parse_numbered
 from evidencedesk.errors import ModelBusy
 from evidencedesk.retrieval.candidates import Candidate
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
 
 OMP_WAIT_POLICY = "OMP_WAIT_POLICY"
 
@@ -206,9 +209,10 @@ class LlamaCppGenerator:
         return f"LlamaCppGenerator(model_path={str(self.model_path)!r}, n_ctx={self.n_ctx})"
 
     @property
-    def llama(self) -> Any:
+    def llama(self) -> Llama:
         """The underlying ``llama_cpp.Llama`` (shared by every generator of this model in the process)."""
-        return self._model.llama
+        llama: Llama = self._model.llama
+        return llama
 
     @property
     def lock(self) -> threading.Lock:
@@ -245,9 +249,9 @@ class LlamaCppGenerator:
         """
         self._acquire(time.monotonic() + self.timeout_s)
         try:
-            self.llama.reset()
+            self._model.llama.reset()
             try:
-                result = self.llama.create_chat_completion(
+                result = self._model.llama.create_chat_completion(
                     messages=messages, temperature=self.temperature, max_tokens=max_tokens or self.max_tokens,
                     seed=self.seed,
                 )  # fmt: skip
@@ -290,9 +294,9 @@ class LlamaCppGenerator:
         try:
             if stop():
                 return
-            self.llama.reset()
+            self._model.llama.reset()
             try:
-                pieces = self.llama.create_chat_completion(
+                pieces = self._model.llama.create_chat_completion(
                     messages=messages, temperature=self.temperature, max_tokens=limit, seed=self.seed, stream=True,
                 )  # fmt: skip
             except ValueError as exc:
