@@ -37,6 +37,7 @@ from evidencedesk.retrieval.candidates import Candidate, candidate
 from evidencedesk.retrieval.row_searcher import check_k
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.retrieval.segments import Clock, Segment, SegmentWriter, Vectorize
+from evidencedesk.retrieval.snapshot_manifest import Manifest
 from evidencedesk.text.tokenizer import Tokenizer
 
 FORMAT = 2
@@ -85,7 +86,7 @@ def write_snapshot(
     for batch in clock.each("read", batches):
         writer.add_chunks(batch, tokenizer, vectorize, contextual)
     n_rows = writer.finish(vectorize is not None, ann, threads, ann_params)
-    manifest: dict[str, object] = {
+    manifest: Manifest = {
         "format": FORMAT,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "build_id": build_id,
@@ -95,7 +96,7 @@ def write_snapshot(
         "dense": None,
         "ann": bool(ann),
         "ann_params": ann_params or {},
-        "labels": labels or {},
+        "labels": dict(labels) if labels else {},
         "generation": 1,
         "next_segment": 2,
         "segments": [{"name": name, "rows": n_rows, "deleted": None, "n_deleted": 0}],
