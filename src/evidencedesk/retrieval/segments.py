@@ -21,10 +21,10 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
+from typing import TYPE_CHECKING, TypedDict, TypeVar, cast
 
 if TYPE_CHECKING:
-    from evidencedesk.index.ann import AnnIndex
+    from evidencedesk.index.ann import AnnIndex, AnnParams
 
 import numpy as np
 import scipy.sparse as sp
@@ -135,7 +135,7 @@ class SegmentWriter:
         self.dim = vectors.shape[1]
         self._vectors.write(vectors.tobytes())
 
-    def finish(self, dense: bool, ann: bool, threads: int = 0, ann_params: dict[str, Any] | None = None) -> int:
+    def finish(self, dense: bool, ann: bool, threads: int = 0, ann_params: AnnParams | None = None) -> int:
         """Write the segment; returns its row count. ``dense``: the rows came with vectors."""
         self._vectors.close()
         n = len(self.ids)

@@ -25,7 +25,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from evidencedesk.retrieval.row_searcher import check_k
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.retrieval.segments import Clock, Segment, SegmentWriter, Vectorize
 from evidencedesk.retrieval.snapshot_manifest import Manifest
+
+if TYPE_CHECKING:
+    from evidencedesk.index.ann import AnnParams
 from evidencedesk.text.tokenizer import Tokenizer
 
 FORMAT = 2
@@ -60,7 +63,7 @@ def write_snapshot(
     model_name: str | None = None,
     ann: bool = False,
     threads: int = 0,
-    ann_params: dict[str, Any] | None = None,
+    ann_params: AnnParams | None = None,
     build_id: int | None = None,
     timings: dict[str, float] | None = None,
     labels: Mapping[str, object] | None = None,

@@ -4,7 +4,10 @@ its segments in order (each with its tombstone file when rows were deleted)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
+
+if TYPE_CHECKING:
+    from evidencedesk.index.ann import AnnParams
 
 
 class SegmentEntry(TypedDict):
@@ -40,7 +43,7 @@ class Manifest(TypedDict):
     bm25: BM25Params
     dense: DenseInfo | None
     ann: bool
-    ann_params: dict[str, object]
+    ann_params: AnnParams
     labels: dict[str, object]
     generation: int
     next_segment: int
