@@ -5,7 +5,10 @@ English stopwords, k 10, one thread), unfiltered and with document filters that 
 the corpus. Ours is timed from the query text to the list of ``Candidate`` objects with their chunk
 text; bm25s is timed from token ids to document indices. Both rank with BM25 (Lucene idf, k1 1.5,
 b 0.75). The filters are tenants: each SciFact document is given one of 100 tenants; the 10% filter
-allows ten of them, the 1% filter one (bm25s gets the same rows as its ``weight_mask``).
+allows ten of them, the 1% filter one (bm25s gets the same rows as its ``weight_mask``). Both are
+timed warm: bm25s after one call, ours after ``Desk.warm_up()`` (what the service runs before its first
+request: the compiled search pass loaded; a script loads it in the background after 256 queries)
+and three queries per filter.
 
 Hybrid latency: ``Desk.search(method="hybrid")`` with the default settings (query embedded by
 MiniLM, BM25 and dense legs, fused), warm, one query at a time; p50 and p95 in ms; then the query
@@ -137,6 +140,7 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]
     t = time.perf_counter()
     desk.search(queries[0], k=K, method="bm25")
     out["first_search_s"] = time.perf_counter() - t  # builds the BM25 index from the stored chunks
+    Desk.warm_up()  # warm, as a service is before its first request: the compiled search pass loaded
     ours: dict[str, float] = {}
     for name, scope in by_scope.items():
         for q in queries[:3]:
@@ -278,8 +282,8 @@ def main(argv: list[str] | None = None) -> int:
             return "met" if value >= target else "NOT met"
 
         return (
-            f"against bm25s {how}: >= 1.5x unfiltered ({met(ratio['none'], 1.5)}), >= 2x with the 10% "
-            f"({met(ratio['10%'], 2)}) and 1% ({met(ratio['1%'], 2)}) filters"
+            f"against bm25s {how}: >= 2x unfiltered ({met(ratio['none'], 2)}), >= 4x with the 10% "
+            f"({met(ratio['10%'], 4)}) and 1% ({met(ratio['1%'], 4)}) filters"
         )
 
     # ours is called one query at a time, as users call it; bm25s batching every query in one call is

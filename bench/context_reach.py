@@ -60,9 +60,9 @@ class Bench:
         lines = (args.data / "questions.jsonl").read_text(encoding="utf-8").splitlines()
         self.questions = [json.loads(line) for line in lines if line.strip()]
         params = searcher_params(settings, args.method, args.cache_dir / "embeddings.sqlite")
-        self.searcher = collapsed(make_searcher(args.method, self.chunks, **params), "page")
+        self.searcher = collapsed(make_searcher(args.method, self.chunks, **params.as_kwargs()), "page")
         self.scope = settings.scope.to_scope()
-        self.options = context_options(settings)
+        self.options = context_options(settings).as_kwargs()
 
 
 def on_gold_page(q: dict[str, Any]) -> Callable[[Chunk], bool]:

@@ -153,7 +153,7 @@ def retrieval(chunks: list[Chunk], questions: list[dict[str, Any]], method: str,
               cache: Path, k: int) -> tuple[float, float, float]:  # fmt: skip
     """(gold page in top k, gold filing in top k, seconds to build the searcher) over ``questions``."""
     params = searcher_params(settings, method, cache / "embeddings.sqlite")
-    searcher, built = timed(lambda: with_collapse(make_searcher(method, chunks, **params), settings))
+    searcher, built = timed(lambda: with_collapse(make_searcher(method, chunks, **params.as_kwargs()), settings))
     scope = settings.scope.to_scope()
     page_hits = filing_hits = 0
     for q in questions:

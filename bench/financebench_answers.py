@@ -98,7 +98,7 @@ def squad_check(squad: Path, settings: Settings) -> tuple[int, int, int, int]:
         questions += [qa["question"].strip() for p in article["paragraphs"] for qa in p["qas"]]
     base = make_searcher("bm25", chunks)
     paged, generator, k = collapsed(base, "page"), get_generator("extractive"), settings.retrieval.k
-    options = context_options(settings)
+    options = context_options(settings).as_kwargs()
     same_list = same_context = 0
     for q in questions:
         plain = prepare(q, base, generator, settings.scope.to_scope(), k=k, neighbours="none", **options)
@@ -136,12 +136,12 @@ def main(argv: list[str] | None = None) -> int:
     questions = [q for q in questions if q["doc_name"] in stems]
     params = searcher_params(settings, args.method, args.cache_dir / "embeddings.sqlite")
     started = time.perf_counter()
-    base = make_searcher(args.method, chunks, **params)
+    base = make_searcher(args.method, chunks, **params.as_kwargs())
     built = time.perf_counter() - started
     by_id = {c.id: c for c in chunks}
     generator = get_generator("extractive")
     scope = settings.scope.to_scope()
-    options = context_options(settings)
+    options = context_options(settings).as_kwargs()
     variants = [
         ("collapse none", "none", "none"),
         ("collapse page, neighbours none (before)", "page", "none"),

@@ -48,6 +48,7 @@ def log(msg: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from evidencedesk.config import override
     from evidencedesk.desk import Desk
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     dumped: list[dict[str, Any]] = []
     for mode in modes:
         changes = {"generator.answerability": mode, "generator.reader.threshold": args.reader_threshold}
-        desk.reconfigure(desk.with_settings(**changes))
+        desk.reconfigure(override(desk.settings, **changes))
         log(f"{mode}: asking {len(labels)} labels")
         held, refused, wrong_refused = [], [], []
         for label in labels:

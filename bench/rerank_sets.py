@@ -36,7 +36,8 @@ class Set:
 
 def default_searcher(chunks: list[Chunk], cache: Path) -> Searcher:
     settings = Settings()
-    return with_collapse(make_searcher("hybrid", chunks, **searcher_params(settings, "hybrid", cache)), settings)
+    params = searcher_params(settings, "hybrid", cache)
+    return with_collapse(make_searcher("hybrid", chunks, **params.as_kwargs()), settings)
 
 
 def ndcg_at(relevant: dict[str, int], docs: Sequence[str], k: int = 10) -> float:

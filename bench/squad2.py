@@ -393,13 +393,15 @@ def main(argv: list[str] | None = None) -> int:
 
 def compare(args: argparse.Namespace, argv: list[str] | None, desk: Any, chosen: list[Question]) -> int:
     """Ask ``chosen`` once per extractive mode (``--answerability``) on the same store; one column each."""
+    from evidencedesk.config import override
+
     modes = [m.strip() for m in args.answerability.split(",") if m.strip()]
     results: dict[str, dict[str, Any]] = {}
     curves: dict[str, dict[str, Any]] = {}
     latency: dict[str, float] = {}
     dumped: list[dict[str, Any]] = []
     for mode in modes:
-        desk.reconfigure(desk.with_settings(**{"generator.answerability": mode}))
+        desk.reconfigure(override(desk.settings, **{"generator.answerability": mode}))
         warm_units(desk.generator(), desk.chunks(), args.work)
         desk.ask("warm up", save=False)
         log(f"{mode}: asking {len(chosen)} questions")

@@ -1,5 +1,6 @@
 """Desk runs the whole pipeline on the example corpus through one object."""
 
+from dataclasses import FrozenInstanceError
 from pathlib import Path
 
 import pytest
@@ -7,6 +8,7 @@ import pytest
 from evidencedesk import Desk, Settings
 from evidencedesk.config import parse_settings
 from evidencedesk.evaluation.taxonomy import STAGES
+from evidencedesk.wiring_params import HybridParams, LegParams
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "examples" / "kestrel" / "docs"
@@ -71,11 +73,32 @@ def test_searcher_params_follow_the_settings(tmp_path: Path) -> None:
         }
     )
     params = searcher_params(settings, "hybrid", tmp_path / "e.sqlite")
-    assert params["legs"] == ["bm25", "lsa"] and params["depth"] == 30 and params["fusion"] == "normalized"
-    assert params["leg_params"]["bm25"]["stem"] is False and params["leg_params"]["lsa"] == {"rank": 20}
+    assert isinstance(params, HybridParams)
+    assert params.names == ("bm25", "lsa") and params.fusion.depth == 30 and params.fusion.method == "normalized"
+    bm25 = params.leg("bm25")
+    assert bm25.tokens is not None and bm25.tokens.stem is False and params.leg("lsa") == LegParams("lsa", rank=20)
+    kwargs = params.as_kwargs()  # what make_searcher takes
+    assert kwargs["legs"] == ["bm25", "lsa"] and kwargs["depth"] == 30 and kwargs["fusion"] == "normalized"
+    assert kwargs["leg_params"] == {"bm25": bm25.as_kwargs(), "lsa": {"rank": 20}}
+    assert kwargs["depths"] == {"bm25": 30, "lsa": 25}
     chosen = searcher_params(settings, "hybrid", tmp_path / "e.sqlite", legs=["bm25", "tfidf"])
-    assert chosen["legs"] == ["bm25", "tfidf"] and chosen["leg_params"]["tfidf"] == {}
-    assert searcher_params(settings, "dense", tmp_path / "e.sqlite")["cache_path"] == tmp_path / "e.sqlite"
+    assert isinstance(chosen, HybridParams)
+    assert chosen.names == ("bm25", "tfidf") and chosen.leg("tfidf").as_kwargs() == {}
+    dense = searcher_params(settings, "dense", tmp_path / "e.sqlite")
+    assert isinstance(dense, LegParams) and dense.as_kwargs() == {"cache_path": tmp_path / "e.sqlite"}
+
+
+def test_searcher_params_are_frozen_and_tenant_statistics_is_given_when_built(tmp_path: Path) -> None:
+    from evidencedesk.wiring import pg_searcher_params
+
+    params = pg_searcher_params(Settings(), "hybrid", tmp_path / "e.sqlite", tenant_statistics=True)
+    assert isinstance(params, HybridParams)
+    with pytest.raises(FrozenInstanceError):
+        params.leg("bm25").tenant_statistics = False  # type: ignore[misc]
+    legs = params.as_kwargs()["leg_params"]
+    assert legs["bm25"] == {"tenant_statistics": True} and "tenant_statistics" not in legs["dense"]
+    legs["bm25"]["k1"] = 9.0  # a caller's copy: the parameters themselves stay as built
+    assert params.leg("bm25").as_kwargs() == {"tenant_statistics": True}
 
 
 def test_searcher_with_chosen_legs(desk: Desk) -> None:

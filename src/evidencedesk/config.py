@@ -6,8 +6,10 @@ The CLI, the Python API and the service all read this model. Unknown keys and ba
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -225,7 +227,8 @@ def load_settings(path: str | Path | None = None, cwd: str | Path | None = None)
 
 
 def override(settings: Settings, **changes: Any) -> Settings:
-    """Return settings with dotted-key overrides applied (``{"retrieval.k": 3}``); CLI flags use this.
+    """Return settings with changes written as dotted keys applied (``{"retrieval.k": 3}``): for keys a
+    person writes (a script's options); code changes settings with ``Overrides`` or ``model_copy``.
     Keys the settings left unset stay unset (a TF-IDF leg stems only when its own ``stem`` is set)."""
     data = settings.model_dump(mode="json", by_alias=True, exclude_unset=True)
     for dotted, value in changes.items():
@@ -237,3 +240,86 @@ def override(settings: Settings, **changes: Any) -> Settings:
             node = node.setdefault(p, {})
         node[last] = value
     return parse_settings(data, "override")
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _changed(current: _M, /, **changes: object) -> _M:
+    """``current`` with the given values (None: kept) set; the same object when nothing changes."""
+    wanted = {
+        name: value for name, value in changes.items() if value is not None and value is not getattr(current, name)
+    }
+    return current.model_copy(update=wanted) if wanted else current
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Changes to a few settings for one command or request; None keeps the configured value.
+
+    The CLI's flags, an ask request's parameters and the service build one; ``apply`` is the one
+    place that says which setting each changes, and validates the result as the config file is.
+    """
+
+    k: int | None = None  # retrieval.k
+    rerank_candidates: int | None = None  # retrieval.rerank.candidates
+    tenant_statistics: bool | None = None  # retrieval.tenant_statistics
+    chunker: str | None = None  # chunker.name
+    size: int | None = None  # chunker.size
+    overlap: int | None = None  # chunker.overlap
+    unit: str | None = None  # chunker.unit
+    generator: str | None = None  # generator.name
+    model: str | None = None  # generator.model
+    max_tokens: int | None = None  # generator.max_tokens
+    base_url: str | None = None  # generator.base_url
+    budget_tokens: int | None = None  # context.budget_tokens
+    floor: float | None = None  # context.floor
+    dedup_threshold: float | None = None  # context.dedup_threshold
+    order: str | None = None  # context.order
+    statuses: Sequence[str] | None = None  # scope.statuses
+    audiences: Sequence[str] | None = None  # scope.audiences
+    langs: Sequence[str] | None = None  # scope.langs
+    tenants: Sequence[str] | None = None  # scope.tenants
+
+    def __bool__(self) -> bool:
+        """Whether any setting is changed."""
+        return any(getattr(self, f.name) is not None for f in fields(self))
+
+    def __or__(self, other: Overrides) -> Overrides:
+        """These changes, with ``other``'s given values taking precedence."""
+        given = {f.name: value for f in fields(other) if (value := getattr(other, f.name)) is not None}
+        return replace(self, **given)
+
+    def apply(self, settings: Settings) -> Settings:
+        """``settings`` with these changes; ConfigError naming the key (``override: retrieval.k: ...``)
+        for a value the settings do not accept. Settings left unchanged come back as they are."""
+        if not self:
+            return settings
+        r, g, c = settings.retrieval, settings.generator, settings.context
+
+        def names(values: Sequence[str] | None) -> list[str] | None:
+            return list(values) if values is not None else None
+
+        changed = _changed(
+            settings,
+            retrieval=_changed(
+                r, k=self.k, tenant_statistics=self.tenant_statistics,
+                rerank=_changed(r.rerank, candidates=self.rerank_candidates),
+            ),
+            chunker=_changed(
+                settings.chunker, name=self.chunker, size=self.size, overlap=self.overlap, unit=self.unit
+            ),
+            generator=_changed(
+                g, name=self.generator, model=self.model, max_tokens=self.max_tokens, base_url=self.base_url
+            ),
+            context=_changed(
+                c, budget_tokens=self.budget_tokens, floor=self.floor, dedup_threshold=self.dedup_threshold,
+                order=self.order,
+            ),
+            scope=_changed(
+                settings.scope, statuses=names(self.statuses), audiences=names(self.audiences),
+                langs=names(self.langs), tenants=names(self.tenants),
+            ),
+        )  # fmt: skip
+        # model_copy does not validate: check the result as a config file is checked (only what is set)
+        return parse_settings(changed.model_dump(mode="json", by_alias=True, exclude_unset=True), "override")

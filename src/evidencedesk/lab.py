@@ -39,7 +39,7 @@ def memory_searcher(
 
     names = tuple(legs) if legs else tuple(hybrid_legs(settings)) if method == "hybrid" else ()
     params = searcher_params(settings, method, cache_path, names or None)
-    return make_searcher(method, list(chunks), tenant_statistics=tenant_statistics, **params)
+    return make_searcher(method, list(chunks), tenant_statistics=tenant_statistics, **params.as_kwargs())
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def prompt_preview(settings: Settings, query: str, results: list[Candidate]) -> 
     from evidencedesk.answer.context import assemble
     from evidencedesk.answer.prompt import build_prompt, prompt_text
 
-    assembled = assemble(results, **context_options(settings))
+    assembled = assemble(results, **context_options(settings).as_kwargs())
     return PromptPreview(assembled, prompt_text(build_prompt(query, assembled)))
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.config import Settings
@@ -21,44 +21,53 @@ from evidencedesk.errors import ConfigError
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.first_stage import FirstStage
 from evidencedesk.retrieval.rerank.base import Reranker
+from evidencedesk.wiring_params import (
+    BM25Options,
+    ContextOptions,
+    ExtractiveParams,
+    FusionParams,
+    GeneratorParams,
+    HybridParams,
+    LegParams,
+    LlamaCppParams,
+    OpenAIParams,
+    SearcherParams,
+    Tokens,
+)
+
+if TYPE_CHECKING:
+    from evidencedesk.index.embedders import Embedder
+    from evidencedesk.retrieval.rewrite import Rewriter
 
 Diversify = Callable[[list[Candidate], int], list[Candidate]]
 
 
 # -- searchers -------------------------------------------------------------------------------------
-def leg_params(settings: Settings, method: str, cache_path: Path) -> dict[str, Any]:
+def leg_params(settings: Settings, method: str, cache_path: Path) -> LegParams:
     """Searcher parameters for one ``method`` from the settings' leg of that method (defaults when
     no leg names it); dense embeddings are cached at ``cache_path``."""
     leg = next((x for x in settings.retrieval.legs if x.method == method), None)
     if method == "dense":
-        params: dict[str, Any] = {"cache_path": cache_path}
-        if leg is not None:
-            params["contextual"] = leg.contextual
-            if leg.model != "minilm":
-                params["embedder"] = leg.model
-        return params
-    if method in ("bm25", "tfidf", "lsa") and leg is not None:
-        if method == "bm25":
-            return {
-                "k1": leg.k1,
-                "b": leg.b,
-                "stem": leg.stem,
-                "stopwords": leg.stopwords,
-                "language": leg.language,
-                "contextual": leg.contextual,
-            }
-        # TF-IDF and LSA keep their own word pattern unless the leg itself asks for stemming or stopwords
-        # (the stem and stopwords defaults are BM25's)
-        asked = {"stem", "stopwords"} & leg.model_fields_set
-        tokens = (
-            {"stem": leg.stem, "stopwords": leg.stopwords, "language": leg.language}
-            if asked and (leg.stem or leg.stopwords)
-            else {}
-        )
-        if method == "lsa":
-            return {"rank": leg.rank, **tokens}
-        return tokens
-    return {}
+        if leg is None:
+            return LegParams(method, cache_path=cache_path)
+        embedder = leg.model if leg.model != "minilm" else None
+        return LegParams(method, cache_path=cache_path, contextual=leg.contextual, embedder=embedder)
+    if method not in ("bm25", "tfidf", "lsa") or leg is None:
+        return LegParams(method)
+    tokens = Tokens(stem=leg.stem, stopwords=leg.stopwords, language=leg.language)
+    if method == "bm25":
+        return LegParams(method, k1=leg.k1, b=leg.b, tokens=tokens, contextual=leg.contextual)
+    # TF-IDF and LSA keep their own word pattern unless the leg itself asks for stemming or stopwords
+    # (the stem and stopwords defaults are BM25's)
+    asked = {"stem", "stopwords"} & leg.model_fields_set
+    own = tokens if asked and (leg.stem or leg.stopwords) else None
+    return LegParams(method, rank=leg.rank if method == "lsa" else None, tokens=own)
+
+
+def dense_contextual(settings: Settings) -> bool:
+    """Whether dense embeddings are computed over each chunk's title line (false when no leg is dense)."""
+    leg = next((x for x in settings.retrieval.legs if x.method == "dense"), None)
+    return leg is not None and leg.contextual
 
 
 def hybrid_legs(settings: Settings) -> tuple[str, ...]:
@@ -67,61 +76,62 @@ def hybrid_legs(settings: Settings) -> tuple[str, ...]:
     return tuple(leg.method for leg in legs) if len(legs) > 1 else ("bm25", "dense")
 
 
-def fusion_params(settings: Settings, names: Sequence[str]) -> dict[str, Any]:
+def fusion_params(settings: Settings, names: Sequence[str]) -> FusionParams:
     """A hybrid's fusion settings: method, RRF constant, weights, and the depth each leg ranks to
     (its own ``depth``; legs the settings do not list rank as deep as the deepest listed one)."""
     r = settings.retrieval
     depths = [leg.depth for leg in r.legs if leg.method in names]
-    return {
-        "fusion": r.fusion.method,
-        "rrf_k": r.fusion.k,
-        "weights": r.fusion.weights,
-        "depth": max(depths or [leg.depth for leg in r.legs]),
-        "depths": {leg.method: leg.depth for leg in r.legs if leg.method in names},
-    }
+    weights = r.fusion.weights
+    return FusionParams(
+        method=r.fusion.method,
+        rrf_k=r.fusion.k,
+        weights=tuple(weights) if weights is not None else None,
+        depth=max(depths or [leg.depth for leg in r.legs]),
+        depths=tuple({leg.method: leg.depth for leg in r.legs if leg.method in names}.items()),
+    )
 
 
 def searcher_params(
     settings: Settings, method: str, cache_path: Path, legs: Sequence[str] | None = None
-) -> dict[str, Any]:
+) -> SearcherParams:
     """``make_searcher`` parameters for ``method`` as the settings describe it; ``legs`` replaces a
     hybrid's configured legs."""
     if method != "hybrid":
         return leg_params(settings, method, cache_path)
     names = list(legs) if legs else list(hybrid_legs(settings))
-    return {
-        "legs": names,
-        "leg_params": {m: leg_params(settings, m, cache_path) for m in names},
-        **fusion_params(settings, names),
-    }
+    return HybridParams(tuple(leg_params(settings, m, cache_path) for m in names), fusion_params(settings, names))
 
 
 def pg_searcher_params(
-    settings: Settings, method: str, cache_path: Path, legs: Sequence[str] | None = None
-) -> dict[str, Any]:
+    settings: Settings,
+    method: str,
+    cache_path: Path,
+    legs: Sequence[str] | None = None,
+    tenant_statistics: bool = False,
+) -> SearcherParams:
     """``pg_searcher`` parameters: as ``searcher_params``, less the BM25 settings (a PostgreSQL store
-    holds its BM25 weights; ``pg_store_options`` opens it with the configured ones)."""
+    holds its BM25 weights; ``pg_store_options`` opens it with the configured ones). TF-IDF and LSA
+    have no database form: a single one gets its in-memory parameters. ``tenant_statistics``: every
+    leg but dense keeps one index per tenant."""
 
-    def one(name: str) -> dict[str, Any]:
-        params = leg_params(settings, name, cache_path)
-        if name == "bm25":
-            return {}
-        return params
+    def one(name: str) -> LegParams:
+        params = LegParams(name) if name == "bm25" else leg_params(settings, name, cache_path)
+        return replace(params, tenant_statistics=tenant_statistics and name != "dense")
 
     if method != "hybrid":
         return one(method)
     names = list(legs) if legs else list(hybrid_legs(settings))
-    return {"legs": names, "leg_params": {m: one(m) for m in names}, **fusion_params(settings, names)}
+    return HybridParams(tuple(one(m) for m in names), fusion_params(settings, names))
 
 
-def bm25_settings(settings: Settings) -> dict[str, Any]:
+def bm25_settings(settings: Settings) -> BM25Options:
     """The BM25 leg's ``tokenizer``, ``k1``, ``b`` and ``contextual`` (the defaults when no leg is BM25)."""
     from evidencedesk.config import LegSettings
     from evidencedesk.text.tokenizer import Tokenizer
 
     leg = next((x for x in settings.retrieval.legs if x.method == "bm25"), LegSettings(method="bm25"))
     tokenizer = Tokenizer(stem=leg.stem, stopwords=leg.stopwords, language=leg.language)
-    return {"tokenizer": tokenizer, "k1": leg.k1, "b": leg.b, "contextual": leg.contextual}
+    return BM25Options(tokenizer=tokenizer, k1=leg.k1, b=leg.b, contextual=leg.contextual)
 
 
 def dense_model(settings: Settings) -> str:
@@ -129,7 +139,7 @@ def dense_model(settings: Settings) -> str:
     return leg.model if leg is not None else "minilm"
 
 
-def dense_embedder(settings: Settings) -> Any:
+def dense_embedder(settings: Settings) -> Embedder:
     """The embedder the dense leg names (the bundled MiniLM by default)."""
     from evidencedesk.index.embedders import embedder_from_name
 
@@ -137,27 +147,21 @@ def dense_embedder(settings: Settings) -> Any:
 
 
 # -- generator -------------------------------------------------------------------------------------
-def generator_params(settings: Settings, name: str) -> dict[str, Any]:
-    """The constructor parameters of generator ``name`` from ``generator.*``."""
+def generator_params(settings: Settings, name: str) -> GeneratorParams | None:
+    """The constructor parameters of generator ``name`` from ``generator.*`` (None: a generator
+    without settings of its own)."""
     gen = settings.generator
     if name == "openai":
-        params: dict[str, Any] = {
-            "base_url": gen.base_url, "model": gen.model, "max_tokens": gen.max_tokens, "timeout": gen.timeout_s,
-        }  # fmt: skip
         key = os.environ.get(gen.api_key_env, "").strip()
-        if key:
-            params["api_key"] = key
-    elif name == "llama-cpp":
-        params = {"model_path": gen.model, "max_tokens": gen.max_tokens, "timeout_s": gen.timeout_s}
-    elif name == "extractive":
-        params = {
-            "reader": gen.answerability, "reader_tokens": settings.retrieval.rerank.max_tokens,
-            "reader_model": gen.reader.model, "reader_threshold": gen.reader.threshold,
-            "max_words": gen.reader.max_words,
-        }  # fmt: skip
-    else:
-        params = {}
-    return {k: v for k, v in params.items() if v is not None}
+        return OpenAIParams(gen.base_url, gen.model, gen.max_tokens, gen.timeout_s, api_key=key or None)
+    if name == "llama-cpp":
+        return LlamaCppParams(model_path=gen.model, max_tokens=gen.max_tokens, timeout_s=gen.timeout_s)
+    if name == "extractive":
+        return ExtractiveParams(
+            reader=gen.answerability, reader_tokens=settings.retrieval.rerank.max_tokens,
+            reader_model=gen.reader.model, reader_threshold=gen.reader.threshold, max_words=gen.reader.max_words,
+        )  # fmt: skip
+    return None
 
 
 def build_generator(settings: Settings, name: str | None = None) -> Generator:
@@ -170,7 +174,8 @@ def build_generator(settings: Settings, name: str | None = None) -> Generator:
 
     chosen = name or settings.generator.name
     try:
-        return get_generator(chosen, **generator_params(settings, chosen))
+        params = generator_params(settings, chosen)
+        return get_generator(chosen, **(params.as_kwargs() if params is not None else {}))
     except ValueError as exc:
         raise ConfigError(f"generator.name: {exc}") from None
 
@@ -254,7 +259,7 @@ class RewriteOptions:
         return self.normalise or self.decompose or bool(self.paraphrases) or self.hyde
 
 
-def build_rewriter(options: RewriteOptions | None, generator: Callable[[], Generator]) -> Any:
+def build_rewriter(options: RewriteOptions | None, generator: Callable[[], Generator]) -> Rewriter | None:
     """A ``Rewriter`` for the steps asked for (HyDE asks the answer generator), or None."""
     if not options:
         return None
@@ -269,15 +274,12 @@ def build_rewriter(options: RewriteOptions | None, generator: Callable[[], Gener
     )
 
 
-def context_options(settings: Settings) -> dict[str, Any]:
-    """``assemble``'s keyword arguments from ``context.*``."""
+def context_options(settings: Settings) -> ContextOptions:
+    """How ``assemble`` builds the context, from ``context.*``."""
     ctx = settings.context
-    return {
-        "budget_tokens": ctx.budget_tokens,
-        "floor": ctx.floor,
-        "dedup_threshold": ctx.dedup_threshold,
-        "order": ctx.order,
-    }
+    return ContextOptions(
+        budget_tokens=ctx.budget_tokens, floor=ctx.floor, dedup_threshold=ctx.dedup_threshold, order=ctx.order
+    )
 
 
 # -- what a searcher is, for traces ----------------------------------------------------------------
@@ -315,6 +317,7 @@ __all__ = [
     "build_reranker",
     "build_rewriter",
     "context_options",
+    "dense_contextual",
     "dense_embedder",
     "first_stage",
     "generator_params",

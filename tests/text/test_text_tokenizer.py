@@ -112,3 +112,23 @@ def test_auto_settings_round_trip_and_unknown_language_is_refused() -> None:
     assert Tokenizer.from_dict(tok.to_dict()) == tok
     with pytest.raises(ValueError, match="language"):
         Tokenizer(stem=True, language="klingon")
+
+
+def test_query_terms_remembered_per_word_give_what_reading_afresh_gives() -> None:
+    """Query words are read once and remembered per set of languages; a repeated query, a query of words
+    seen before, or the same words under other languages give what a fresh tokenizer gives."""
+    queries = ["Returns of the bikes", "the bikes returns returns", "Fahrräder zurückgeben returns", "a I", ""]
+    langs_sets = [["en"], ["de", "en"], ["en", "de", "bn"], ["bn"]]
+    for settings in ({"stopwords": "auto", "stem": True, "language": "auto"}, {"stopwords": "english", "stem": True}):
+        warm = Tokenizer(**settings)
+        for _ in range(2):
+            for langs in langs_sets:
+                for q in queries:
+                    assert warm.query_terms(q, langs) == Tokenizer(**settings).query_terms(q, langs), (q, langs)
+    # two stemmers: the stems in each language in turn (the whole query in German, then in English)
+    tok = Tokenizer(stopwords="auto", stem=True, language="auto")
+    stems = {lang: Tokenizer(stem=True, language=name).tokenize("Fahrräder returns") for lang, name in
+             (("de", "german"), ("en", "english"))}  # fmt: skip
+    assert tok.query_terms("Fahrräder returns", ["de", "en"]) == list(dict.fromkeys([*stems["de"], *stems["en"]]))
+    # what is remembered is no part of the tokenizer's identity
+    assert tok == Tokenizer(stopwords="auto", stem=True, language="auto") and "_query_words" not in tok.to_dict()

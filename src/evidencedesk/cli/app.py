@@ -25,7 +25,7 @@ from evidencedesk.urls import is_postgres_url, redact_url
 
 if TYPE_CHECKING:
     from evidencedesk import Scope
-    from evidencedesk.config import Settings
+    from evidencedesk.config import Overrides, Settings
     from evidencedesk.desk import Desk
 
 
@@ -80,19 +80,20 @@ def scope_flags(
     audience: list[str] | None = None,
     lang: list[str] | None = None,
     tenant: list[str] | None = None,
-) -> dict[str, tuple[str, Any]]:
+) -> dict[str, Overrides]:
     """The scope flags as overrides of the config's ``scope`` section (unset flags keep the config's)."""
+    from evidencedesk.config import Overrides
+
     return {
-        "--status": ("scope.statuses", status or None),
-        "--audience": ("scope.audiences", audience or None),
-        "--lang": ("scope.langs", lang or None),
-        "--tenant": ("scope.tenants", tenant or None),
+        "--status": Overrides(statuses=status or None),
+        "--audience": Overrides(audiences=audience or None),
+        "--lang": Overrides(langs=lang or None),
+        "--tenant": Overrides(tenants=tenant or None),
     }
 
 
-def _explain_override(message: str, flags: Mapping[str, tuple[str, Any]]) -> str:
+def _explain_override(message: str, by_key: Mapping[str, str]) -> str:
     """``override: retrieval.k: ...`` lines from ConfigError, with the flag that set the key named."""
-    by_key = {key: flag for flag, (key, _) in flags.items()}
     lines = []
     for line in message.splitlines():
         rest = line.removeprefix("override: ")
@@ -102,11 +103,25 @@ def _explain_override(message: str, flags: Mapping[str, tuple[str, Any]]) -> str
     return "\n".join(lines)
 
 
-def load_config(config: Path | None, flags: Mapping[str, tuple[str, Any]] | None = None) -> Settings:
+def _flag_keys(settings: Settings, flags: Mapping[str, Overrides]) -> dict[str, str]:
+    """The settings key each refused flag sets (``retrieval.k`` -> ``--k``): each flag's change is tried alone."""
+    from evidencedesk.errors import ConfigError
+
+    by_key: dict[str, str] = {}
+    for flag, change in flags.items():
+        try:
+            change.apply(settings)
+        except ConfigError as exc:
+            for line in str(exc).splitlines():
+                by_key.setdefault(line.removeprefix("override: ").partition(": ")[0], flag)
+    return by_key
+
+
+def load_config(config: Path | None, flags: Mapping[str, Overrides] | None = None) -> Settings:
     """The configuration (``config``, or ./evidencedesk.yaml, or the defaults) with the command's flags
-    applied: ``flags`` maps a flag name to ``(dotted key, value)``; None values keep the file's value.
+    applied: ``flags`` maps a flag name to the change it makes; None values keep the file's value.
     A bad file or flag value exits 2, naming the key (and the flag)."""
-    from evidencedesk.config import load_settings, override
+    from evidencedesk.config import Overrides, load_settings
     from evidencedesk.errors import ConfigError
 
     flags = flags or {}
@@ -114,11 +129,13 @@ def load_config(config: Path | None, flags: Mapping[str, tuple[str, Any]] | None
         settings = load_settings(config)
     except ConfigError as exc:
         fail(str(exc), 2)
-    changes = {key: value for key, value in flags.values() if value is not None}
+    changes = Overrides()
+    for change in flags.values():
+        changes = changes | change
     try:
-        return override(settings, **changes)
+        return changes.apply(settings)
     except ConfigError as exc:
-        fail(_explain_override(str(exc), flags), 2)
+        fail(_explain_override(str(exc), _flag_keys(settings, flags)), 2)
 
 
 def store_label(location: str) -> str:

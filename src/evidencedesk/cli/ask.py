@@ -134,6 +134,7 @@ def ask_command(
 
     A language model's answer (--generator llama-cpp) is printed as it is written; the validated
     answer (unsupported sentences removed) and its citations follow."""
+    from evidencedesk.config import Overrides
     from evidencedesk.desk import AskRequest, RewriteOptions
 
     if not question.strip():
@@ -142,16 +143,16 @@ def ask_command(
     if (k is not None and k < 1) or (candidates is not None and candidates < (k or 1)):
         fail(f"--k must be >= 1 and --candidates >= --k (got k={k}, candidates={candidates})", 2)
     flags = {
-        "--k": ("retrieval.k", k),
-        "--candidates": ("retrieval.rerank.candidates", candidates),
-        "--generator": ("generator.name", generator),
-        "--model": ("generator.model", model),
-        "--max-tokens": ("generator.max_tokens", max_tokens),
-        "--base-url": ("generator.base_url", base_url),
-        "--budget": ("context.budget_tokens", budget),
-        "--floor": ("context.floor", floor),
-        "--dedup": ("context.dedup_threshold", dedup),
-        "--order": ("context.order", order),
+        "--k": Overrides(k=k),
+        "--candidates": Overrides(rerank_candidates=candidates),
+        "--generator": Overrides(generator=generator),
+        "--model": Overrides(model=model),
+        "--max-tokens": Overrides(max_tokens=max_tokens),
+        "--base-url": Overrides(base_url=base_url),
+        "--budget": Overrides(budget_tokens=budget),
+        "--floor": Overrides(floor=floor),
+        "--dedup": Overrides(dedup_threshold=dedup),
+        "--order": Overrides(order=order),
         **scope_flags(status, audience, lang, tenant),
     }
     settings = load_config(config, flags)

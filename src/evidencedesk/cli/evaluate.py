@@ -43,7 +43,9 @@ def _settings(
     config: Path | None, method: str | None, k: int | None, floor: float | None, scopes: list[Any], valid_at: str | None
 ) -> tuple[Settings, str, int, float | None, Scope]:
     """The configuration with the shared eval/diagnose flags applied, and what they resolve to."""
-    flags = {"--k": ("retrieval.k", k), "--floor": ("context.floor", floor), **scope_flags(*scopes)}
+    from evidencedesk.config import Overrides
+
+    flags = {"--k": Overrides(k=k), "--floor": Overrides(floor=floor), **scope_flags(*scopes)}
     settings = load_config(config, flags)
     r = settings.retrieval
     return settings, method or r.method, r.k, settings.context.floor, config_scope(settings, valid_at)

@@ -99,12 +99,13 @@ def ingest(
 ) -> None:
     """Ingest a folder: unchanged files are skipped by hash, changed files re-chunked, removed files dropped."""
     from evidencedesk.cli.waits import Waits
+    from evidencedesk.config import Overrides
 
     flags = {
-        "--chunker": ("chunker.name", chunker),
-        "--size": ("chunker.size", size),
-        "--overlap": ("chunker.overlap", overlap),
-        "--unit": ("chunker.unit", unit),
+        "--chunker": Overrides(chunker=chunker),
+        "--size": Overrides(size=size),
+        "--overlap": Overrides(overlap=overlap),
+        "--unit": Overrides(unit=unit),
     }
     settings = load_config(config, flags)
     if max_bytes < 1:

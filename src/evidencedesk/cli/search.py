@@ -77,7 +77,9 @@ def search(
     check_method(method)
     if k is not None and k < 1:
         fail(f"--k: must be at least 1, got {k}", 2)
-    settings = load_config(config, {"--k": ("retrieval.k", k), **scope_flags(status, audience, lang, tenant)})
+    from evidencedesk.config import Overrides
+
+    settings = load_config(config, {"--k": Overrides(k=k), **scope_flags(status, audience, lang, tenant)})
     method = method or settings.retrieval.method
     if legs is not None and method != "hybrid":
         fail("--legs: only for --method hybrid", 2)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.answer.stream import AnswerDelta, AnswerDone, AskEvent, AskStream
-from evidencedesk.config import Settings
+from evidencedesk.config import Overrides, Settings
 from evidencedesk.documents import Chunk
 from evidencedesk.errors import ConfigError, GenerationError
 from evidencedesk.retrieval.candidates import Candidate
@@ -193,14 +193,14 @@ class Answering:
 
         r, state = request, self.state
         s = state.with_settings(
-            **{
-                "retrieval.k": r.k,
-                "retrieval.rerank.candidates": r.candidates,
-                "context.budget_tokens": r.budget_tokens,
-                "context.floor": r.floor,
-                "context.dedup_threshold": r.dedup_threshold,
-                "context.order": r.order,
-            }
+            Overrides(
+                k=r.k,
+                rerank_candidates=r.candidates,
+                budget_tokens=r.budget_tokens,
+                floor=r.floor,
+                dedup_threshold=r.dedup_threshold,
+                order=r.order,
+            )
         )
         k = s.retrieval.k
         depth = r.candidates if r.candidates is not None else max(s.retrieval.rerank.candidates, k)
@@ -233,7 +233,7 @@ class Answering:
             searcher = stage.searcher
             prepared = prepare(
                 r.question, searcher, answerer, scope=the_scope, k=k, candidates=depth, reranker=reranker,
-                rewrite=rewriter, diversify=stage.diversify, **options,
+                rewrite=rewriter, diversify=stage.diversify, **options.as_kwargs(),
             )  # fmt: skip
             diagnose = _diagnosis(r.label, by_id, k, evidence)
             stream = generate_stream(

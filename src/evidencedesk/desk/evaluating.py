@@ -154,7 +154,7 @@ class Evaluating:
         return found.chunks
 
     def size_series(self, labels: Sequence[Any], method: str | None, scope: Scope | None) -> list[Any]:
-        from evidencedesk.evaluation.series import chunk_size_series
+        from evidencedesk.evaluation.series import DEFAULT_CONFIGS, DEFAULT_KS, chunk_size_series
 
         state = self.state
         method = method or state.settings.retrieval.method
@@ -162,7 +162,9 @@ class Evaluating:
         the_scope = state.scope(scope)
         documents = [d for d in state.store.documents() if the_scope.allows(d.metadata, d.id)]
         params = searcher_params(state.settings, method, state.embeddings_file)
-        return chunk_size_series(documents, labels, the_scope, method, **params)
+        return chunk_size_series(
+            documents, labels, the_scope, method, DEFAULT_CONFIGS, DEFAULT_KS, **params.as_kwargs()
+        )
 
     def strategies(self, labels: Labels, methods: Sequence[str], k: int | None, scope: ScopeLike) -> list[Any]:
         from evidencedesk.evaluation.strategies import compare_strategies

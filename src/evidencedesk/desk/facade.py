@@ -26,7 +26,7 @@ from typing import Any
 
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.answer.stream import AskStream
-from evidencedesk.config import Settings
+from evidencedesk.config import Overrides, Settings
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.progress import Callback
 from evidencedesk.retrieval.candidates import Candidate, Searcher
@@ -153,12 +153,12 @@ class Desk:
             self._state.reconfigure(settings)
             self._answers.drop_generators()
 
-    def with_settings(self, **changes: Any) -> Settings:
-        """The settings with dotted-key overrides applied (``{"context.order": "edges"}``); None keeps a value.
+    def with_settings(self, overrides: Overrides) -> Settings:
+        """The settings with ``overrides`` applied (``Overrides(order="edges")``); None keeps a value.
 
         Raises ConfigError naming the key for a bad value.
         """
-        return self._state.with_settings(**changes)
+        return self._state.with_settings(overrides)
 
     # -- ingest and the index ----------------------------------------------------------------------
     def ingest(

@@ -14,7 +14,7 @@ from evidencedesk.documents import Chunk
 from evidencedesk.errors import ConfigError
 from evidencedesk.progress import Callback, Meter
 from evidencedesk.store.contract import HoldsSnapshots, HoldsVectors
-from evidencedesk.wiring import dense_embedder, leg_params
+from evidencedesk.wiring import dense_contextual, dense_embedder
 
 from .state import DeskState
 
@@ -64,7 +64,7 @@ class IndexUpkeep:
         state = self.state
         embedder = dense_embedder(state.settings)
         meter = Meter(callback=progress)
-        contextual = bool(leg_params(state.settings, "dense", state.embeddings_file).get("contextual", False))
+        contextual = dense_contextual(state.settings)
         if isinstance(state.store, HoldsVectors):
             meter.update(state.store.ensure_vectors(embedder, state.embeddings_file, contextual=contextual))
             return {**meter.summary(), "total": state.store.chunk_count(), "model": embedder.name}

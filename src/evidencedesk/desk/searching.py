@@ -11,6 +11,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evidencedesk.config import Settings
 from evidencedesk.constants import METHODS
 from evidencedesk.errors import ConfigError
 from evidencedesk.lab import candidate_rows, searcher_tokenizer
@@ -19,10 +20,10 @@ from evidencedesk.retrieval.first_stage import FirstStage
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.store.contract import HoldsVectors, SearchesInside
 from evidencedesk.wiring import (
+    dense_contextual,
     dense_embedder,
     first_stage,
     hybrid_legs,
-    leg_params,
     pg_searcher_params,
     searcher_label,
     searcher_params,
@@ -49,6 +50,12 @@ class Serialized:
         with self._lock:
             return self.searcher.search(query, k, scope)
 
+    @property
+    def paged(self) -> bool:
+        """Whether a chunk the searcher ranks may lie on a page (asked by page collapsing on every search:
+        a property, not a trip through ``__getattr__``)."""
+        return bool(getattr(self.searcher, "paged", True))
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.searcher, name)
 
@@ -69,18 +76,21 @@ class Searching:
     def __init__(self, state: DeskState, index: IndexUpkeep) -> None:
         self.state = state
         self.index = index
+        # the first stage last built per (method, legs), with the searcher and settings it was built from
+        self._stages: dict[tuple[str | None, tuple[str, ...] | None], tuple[Searcher, Settings, FirstStage]] = {}
 
     def searcher(self, method: str | None = None, legs: Sequence[str] | None = None) -> Searcher:
         state = self.state
         method = checked_method(state, method, legs)
         names = tuple(legs) if legs else None
-        if names == hybrid_legs(state.settings):
+        if names is not None and names == hybrid_legs(state.settings):
             names = None  # the configured legs named: the same searcher as naming none
         state.build_id()
         key = (method, names)
         with state.lock:
             found = state.cache.searchers.get(key)
             if found is None:
+                self._stages.clear()  # they hold searchers of an earlier build or settings
                 found = with_collapse(self._make(method, names), state.settings)
                 state.cache.searchers[key] = found
             return found
@@ -91,19 +101,14 @@ class Searching:
         legs = list(names or hybrid_legs(settings)) if method == "hybrid" else [method]
         if isinstance(state.store, SearchesInside):
             if "dense" in legs and isinstance(state.store, HoldsVectors):
-                contextual = bool(leg_params(settings, "dense", cache).get("contextual", False))
+                contextual = dense_contextual(settings)
                 state.store.ensure_vectors(dense_embedder(settings), cache, contextual=contextual)
-            params = pg_searcher_params(settings, method, cache, names)
             if method in ("tfidf", "lsa"):  # no database form: built in memory from the chunks
                 state.check_memory(f"method {method}", _IN_MEMORY_ONLY)
-                params = leg_params(settings, method, cache)
             elif method == "hybrid" and {"tfidf", "lsa"} & set(legs):
                 state.check_memory(f"a hybrid with legs {', '.join(legs)}", _IN_MEMORY_ONLY)
-            if state.tenant_statistics():
-                for leg, extra in [(method, params)] if method != "hybrid" else params["leg_params"].items():
-                    if leg != "dense":
-                        extra["tenant_statistics"] = True
-            return state.store.searcher(method, **params)
+            params = pg_searcher_params(settings, method, cache, names, tenant_statistics=state.tenant_statistics())
+            return state.store.searcher(method, **params.as_kwargs())
         split = state.tenant_statistics()
         mapped = self._from_snapshot(method, names, per_tenant=split)
         if mapped is not None:
@@ -117,7 +122,7 @@ class Searching:
         params = searcher_params(settings, method, cache, names)
         if "dense" in legs and state.step_progress is not None:
             self.index.embed(state.step_progress("embedding chunks"))  # with progress: the searcher finds them cached
-        return Serialized(make_searcher(method, chunks, tenant_statistics=split, **params))
+        return Serialized(make_searcher(method, chunks, tenant_statistics=split, **params.as_kwargs()))
 
     def _from_snapshot(self, method: str, names: tuple[str, ...] | None, per_tenant: bool) -> Searcher | None:
         snap, _ = self.index.snapshot()
@@ -137,7 +142,16 @@ class Searching:
         ``retrieval.collapse``), or ``over`` (a searcher built elsewhere, e.g. over the lab's
         re-chunked corpus), then ``retrieval.diversity``."""
         searcher = over if over is not None else self.searcher(method, legs)
-        return first_stage(searcher, self.state.settings)
+        settings = self.state.settings
+        if over is not None:
+            return first_stage(searcher, settings)
+        key = (method, tuple(legs) if legs else None)
+        made = self._stages.get(key)
+        if made is not None and made[0] is searcher and made[1] is settings:
+            return made[2]  # the same searcher under the same settings: the same first stage
+        stage = first_stage(searcher, settings)
+        self._stages[key] = (searcher, settings, stage)
+        return stage
 
     def label(self, method: str | None = None, legs: Sequence[str] | None = None) -> str:
         return searcher_label(self.searcher(method, legs))

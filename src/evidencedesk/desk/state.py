@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evidencedesk.config import Settings, load_settings, override
+from evidencedesk.config import Overrides, Settings, load_settings
 from evidencedesk.documents import Chunk
 from evidencedesk.errors import StoreError, TooLargeForMemory
 from evidencedesk.progress import Callback
@@ -65,7 +65,7 @@ def open_pg(url: str, settings: Settings) -> Any:
             "install evidencedesk[postgres]"
         ) from None
     try:
-        return open_store(url, **bm25_settings(settings))
+        return open_store(url, **bm25_settings(settings).as_kwargs())
     except (DriverError, StoreError) as exc:
         lines = str(exc).replace(url, redact_url(url)).strip().splitlines()
         raise StoreError(f"cannot open store {redact_url(url)}: {lines[0] if lines else type(exc).__name__}") from None
@@ -127,9 +127,8 @@ class DeskState:
             self._default_scope = None
             self.settings = settings
 
-    def with_settings(self, **changes: Any) -> Settings:
-        wanted = {k: v for k, v in changes.items() if v is not None}
-        return override(self.settings, **wanted) if wanted else self.settings
+    def with_settings(self, overrides: Overrides) -> Settings:
+        return overrides.apply(self.settings)
 
     def scope(self, scope: Scope | Mapping[str, Any] | None = None) -> Scope:
         if scope is None:

@@ -26,7 +26,11 @@ import numpy as np
 
 from evidencedesk.index.bm25_weight import check_params, term_weight
 from evidencedesk.index.counts import TermCounts
-from evidencedesk.index.postings_kernel import best_rows, kernel_loaded  # numba is imported on first use
+from evidencedesk.index.postings_kernel import (  # numba is imported on first use
+    answered_by_numpy,
+    best_rows,
+    kernel_loaded,
+)
 from evidencedesk.index.top_rows import top_k
 
 _CACHED_VIEWS = 8
@@ -97,10 +101,12 @@ class Postings:
         ``top_k`` over ``accumulate`` gives, summed and selected in one compiled pass over the
         postings of the distinct ``term_ids`` (see ``postings_kernel``). Until a process has loaded that
         pass, a query with few postings is answered by NumPy instead (the same rows and scores): a
-        one-shot command would otherwise wait longer for numba than for its search."""
+        one-shot command would otherwise wait longer for numba than for its search. (A process that has
+        answered many queries so starts loading it in the background: ``postings_kernel.answered_by_numpy``.)"""
         if not kernel_loaded():
             ip = self.bounds
             if sum(ip[t + 1] - ip[t] for t in term_ids) <= NUMPY_UNTIL:
+                answered_by_numpy()
                 return top_k(*self.accumulate(term_ids, n_rows, allowed, best=k), k, tie)
         return best_rows(self.indptr, self.rows, self.scores, term_ids, n_rows, k, tie, allowed)
 
@@ -258,8 +264,8 @@ class BM25Index(PostingsScorer):
     # -- queries -------------------------------------------------------------------------------------
     def term_ids(self, tokens: Sequence[str]) -> list[int]:
         """The distinct known terms of a query, in first-seen order (a repeated term counts once)."""
-        vocab = self.counts.vocab
-        return list(dict.fromkeys(vocab[t] for t in tokens if t in vocab))
+        found = map(self.counts.vocab.get, tokens)
+        return list(dict.fromkeys([t for t in found if t is not None]))
 
     def score_all(self, tokens: Sequence[str]) -> np.ndarray:
         """Every row's score (zero where no query term occurs): for tests and explanations."""

@@ -46,8 +46,61 @@ def kernel() -> Any:
 
 
 def kernel_loaded() -> bool:
-    """Whether this process has the compiled functions already (``kernel`` or ``warm`` was called)."""
+    """Whether this process has the compiled functions already (``kernel`` or ``warm`` was called, or
+    the background load that ``warm_in_background`` started has finished)."""
     return _kernel is not None
+
+
+# The compiled pass pays off once a process searches often: loading it costs most of a second (numba's
+# import and its disk cache), a NumPy search of a small query some 30 us more than the compiled one. A
+# process that has answered WARM_AFTER queries by NumPy loads it in a thread while it goes on searching
+# by NumPy; a one-shot command never loads it (nor waits for it at exit).
+WARM_AFTER = 256
+_numpy_queries = 0
+_loader: threading.Thread | None = None
+
+
+def warm_in_background() -> None:
+    """Start loading the compiled pass in a thread (once per process); searches switch to it when it
+    is loaded. The thread is not a daemon: a process that ends first waits for it, rather than
+    leaving numba half-loaded at exit."""
+    global _loader
+    if _kernel is not None or _loader is not None:
+        return
+    with _kernel_lock:
+        if _kernel is None and _loader is None:
+            _loader = threading.Thread(target=_load_quietly, name="evidencedesk-postings-kernel", daemon=False)
+            _loader.start()
+
+
+def answered_by_numpy() -> None:
+    """Count a query that NumPy answered because the compiled pass was not loaded; the WARM_AFTER-th
+    starts loading it in the background."""
+    global _numpy_queries
+    _numpy_queries += 1
+    if _numpy_queries >= WARM_AFTER and _loader is None:
+        warm_in_background()
+
+
+def wait_loaded(timeout: float | None = None) -> bool:
+    """Wait (at most ``timeout`` seconds) for a background load that has started; whether the compiled
+    pass is loaded now."""
+    loader = _loader
+    if loader is not None:
+        loader.join(timeout)
+    return kernel_loaded()
+
+
+def _load_quietly() -> None:
+    global _kernel
+    try:
+        compiled = _compile()
+        _load(compiled)
+    except Exception:  # noqa: BLE001 - searches stay on NumPy, which gives the same results
+        return
+    with _kernel_lock:
+        if _kernel is None:
+            _kernel = compiled
 
 
 def _scratch(n_rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -113,21 +166,29 @@ def _read_only(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def _load(compiled: Any) -> None:
+    """Call each compiled function of ``compiled`` once with every array type searches pass, so that
+    numba compiles them (or loads them from its cache) now."""
+    indptr, rows, tie = np.array([0, 1], dtype=np.int64), np.array([0], dtype=np.int32), np.zeros(1, dtype=np.int64)
+    tf, one, terms1 = np.array([1], dtype=np.int32), np.ones(1), np.zeros(1, dtype=np.int64)
+    scope_mask = _read_only(np.ones(1, dtype=bool))  # a scope's mask (``RowMasks`` hands them out read-only)
+    for mask in _NO_MASK, scope_mask:
+        compiled.best_rows(indptr, rows, np.array([1.0]), terms1, 1, tie, mask, False, *_scratch(1))
+    mapped = [_read_only(a.copy()) for a in (indptr, rows, tf, tie)]
+    for a in (indptr, rows, tf, tie), mapped, (indptr, rows, tf, mapped[3]):  # memory; a segment's files; filtered
+        for mask in _NO_MASK, scope_mask:
+            compiled.best_rows_tf(a[0], a[1], a[2], terms1, one, 1.5, one, 1, a[3], mask, False, *_scratch(1))
+    terms, idf = np.array([0, 0], dtype=np.int64), np.ones(2)
+    # the pruned pass, over restricted postings in memory and over a segment's memory maps
+    for a in (indptr, rows, tf, mapped[3]), mapped:
+        compiled.best_rows_tf_pruned(a[0], a[1], a[2], terms, idf, 1.5, one, 1, a[3], _NO_MASK, False, *_scratch(1))
+
+
 def warm() -> None:
     """Compile (or load from numba's cache) the kernels now, with the array types searches pass
     (segments pass read-only memory maps), so that the first search does not wait for them: a
     service calls this before it takes requests."""
-    indptr, rows, tie = np.array([0, 1], dtype=np.int64), np.array([0], dtype=np.int32), np.zeros(1, dtype=np.int64)
-    best_rows(indptr, rows, np.array([1.0]), [0], 1, 1, tie)
-    best_rows_tf(indptr, rows, np.array([1], dtype=np.int32), [0], [1.0], 1.5, np.ones(1), 1, tie)
-    mapped = [_read_only(a.copy()) for a in (indptr, rows, np.array([1], dtype=np.int32), tie)]
-    best_rows_tf(mapped[0], mapped[1], mapped[2], [0], [1.0], 1.5, np.ones(1), 1, mapped[3])  # a segment's files
-    best_rows_tf(indptr, rows, np.array([1], dtype=np.int32), [0], [1.0], 1.5, np.ones(1), 1, mapped[3])  # filtered
-    compiled, terms, idf = kernel(), np.array([0, 0], dtype=np.int64), np.ones(2)
-    # the pruned pass, over restricted postings in memory and over a segment's memory maps
-    for a in (indptr, rows, np.array([1], dtype=np.int32), mapped[3]), mapped:
-        args = (a[0], a[1], a[2], terms, idf, 1.5, np.ones(1), 1, a[3], _NO_MASK, False, *_scratch(1))
-        compiled.best_rows_tf_pruned(*args)
+    _load(kernel())
     from evidencedesk.index.dense_jit import all_best, masked_best, rows_dot  # exact dense search, memory maps too
 
     vectors, q = np.ones((1, 2), dtype=np.float32), np.ones(2, dtype=np.float32)
@@ -138,4 +199,13 @@ def warm() -> None:
         all_best(matrix, q, 1)
 
 
-__all__ = ["best_rows", "best_rows_tf", "kernel", "kernel_loaded", "warm"]
+__all__ = [
+    "answered_by_numpy",
+    "best_rows",
+    "best_rows_tf",
+    "kernel",
+    "kernel_loaded",
+    "wait_loaded",
+    "warm",
+    "warm_in_background",
+]

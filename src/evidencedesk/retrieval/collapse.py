@@ -4,7 +4,8 @@ A PDF page that holds a long table is cut into several chunks, and they tend to 
 results may then name only two or three pages. Collapsing keeps the best-ranked chunk of each page
 (``by="page"``) or of each document (``by="document"``) and fills the list from further down the
 ranking, as a search engine's field collapsing does. Chunks without pages (Markdown, HTML, plain
-text) are never collapsed by page, so an unpaged corpus ranks exactly as without this step.
+text) are never collapsed by page, so an unpaged corpus ranks exactly as without this step (a searcher
+that says it holds no paged chunk, ``paged = False``, is not even asked twice).
 
 ``Collapsed`` wraps any searcher. It asks the inner searcher for ``k`` first; only when that list
 holds two chunks of one page does it ask again, four times as deep each round, until ``k`` distinct
@@ -115,6 +116,8 @@ class Collapsed:
         self.name = searcher.name
 
     def search(self, query: str, k: int = 10, scope: Scope | None = None) -> list[Candidate]:
+        if self.by == "page" and not getattr(self.searcher, "paged", True):
+            return self.searcher.search(query, k, scope)  # no chunk it ranks has a page: nothing to collapse
         depth = k
         looked_for_content = False
         while True:

@@ -70,6 +70,8 @@ class RowSearcher:
     # -- shared ----------------------------------------------------------------------------------------
     def _reindex(self) -> None:
         self.row_of = {c.id: n for n, c in enumerate(self.chunks)}
+        # whether some chunk lies on a page (when none does, collapsing by page cannot change a ranking)
+        self.paged = any(c.location.pages for c in self.chunks)
         self.masks = RowMasks(self.chunks)
         self._tie = id_ranks([c.id for c in self.chunks])
 

@@ -17,7 +17,7 @@ from datetime import date
 from typing import Any, Protocol
 
 from evidencedesk import Scope
-from evidencedesk.config import Settings, override
+from evidencedesk.config import Overrides, Settings
 from evidencedesk.documents import Chunk, Document, Metadata
 from evidencedesk.errors import AccessError, ConfigError
 from evidencedesk.server.settings import LimitSpec, ServiceSettings, digest
@@ -182,7 +182,7 @@ def with_tenant_statistics(settings: Settings, service: ServiceSettings) -> Sett
     """The shared settings with ``retrieval.tenant_statistics`` turned on when it is left unset and
     the keys name tenants: then no tenant's scores may depend on another tenant's text."""
     if settings.retrieval.tenant_statistics is None and names_tenants(service):
-        return override(settings, **{"retrieval.tenant_statistics": True})
+        return Overrides(tenant_statistics=True).apply(settings)
     return settings
 
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from evidencedesk.text.stems import languages, snowball_name, stem_words
+from evidencedesk.text.stems import languages, snowball_name, stem_words, stemmer
 from evidencedesk.text.stopwords import (
     DEFAULT_LANG,
     STOPWORD_LISTS,
@@ -59,6 +59,8 @@ class Tokenizer:
             )
         fixed = self.stopwords is not None and self.stopwords != AUTO
         object.__setattr__(self, "_stop", stopword_list(self.stopwords) if fixed else frozenset())
+        # not a field (equality, hashing and to_dict ignore it): query words already read, per language set
+        object.__setattr__(self, "_query_words", {})
 
     @property
     def per_language(self) -> bool:
@@ -91,25 +93,46 @@ class Tokenizer:
 
     def query_terms(self, text: str, langs: Iterable[str] = (DEFAULT_LANG,)) -> list[str]:
         """A query's distinct terms, first-seen order: its terms in each of ``langs`` (the languages of
-        the indexed texts) when the tokenizer is per-language, else its terms once."""
-        if not self.per_language:
-            return list(dict.fromkeys(self.tokenize(text)))
-        langs = tuple(dict.fromkeys(langs)) or (DEFAULT_LANG,)
+        the indexed texts) when the tokenizer is per-language, else its terms once.
+
+        Each word's terms are worked out once and remembered (per set of languages), so a query of words
+        seen before costs a regular expression and a dictionary look-up per word."""
+        words = self._query_words_for(tuple(langs) if self.per_language else ())
         text = normalize_text(text)
-        words = word_regex().findall(text.lower() if self.lowercase else text)
-        if self.min_length > 1:
-            words = [w for w in words if len(w) >= self.min_length]
-        # a word that is a stopword in any indexed language is not a query term in any of them
-        stop = union_stopwords(langs) if self.stopwords == AUTO else self._stop
-        if stop:
-            words = [w for w in words if w not in stop]
-        if not self.stem or not words:
-            return list(dict.fromkeys(words))
-        terms: dict[str, None] = {}
-        names = [snowball_name(lang) for lang in langs] if self.language == AUTO else [self.language]
-        for name in dict.fromkeys(names):
-            terms.update(dict.fromkeys(stem_words(words, name) if name is not None else words))
-        return list(terms)
+        found, read = words.terms, []
+        for w in word_regex().findall(text.lower() if self.lowercase else text):
+            terms = found.get(w)
+            if terms is None:
+                terms = words.read(w)
+            if terms:
+                read.append(terms)
+        if words.n_names == 1:
+            return list(dict.fromkeys([t[0] for t in read]))
+        distinct: dict[str, None] = {}
+        for n in range(words.n_names):  # language by language, as the stems of the whole query come
+            distinct.update(dict.fromkeys([t[n] for t in read]))
+        return list(distinct)
+
+    def _query_words_for(self, langs: tuple[str, ...]) -> _QueryWords:
+        cached: dict[tuple[str, ...], _QueryWords] = self._query_words  # type: ignore[attr-defined]
+        words = cached.get(langs)
+        if words is None:
+            if len(cached) >= _MAX_LANGUAGE_SETS:
+                cached.clear()
+            words = cached[langs] = self._query_words_new(langs)
+        return words
+
+    def _query_words_new(self, langs: tuple[str, ...]) -> _QueryWords:
+        names: list[str | None] = [self.language]
+        if not self.per_language:
+            stop = self._stop
+        else:
+            langs = tuple(dict.fromkeys(langs)) or (DEFAULT_LANG,)
+            # a word that is a stopword in any indexed language is not a query term in any of them
+            stop = union_stopwords(langs) if self.stopwords == AUTO else self._stop
+            names = [snowball_name(lang) for lang in langs] if self.language == AUTO else [self.language]
+        stemmers = tuple(dict.fromkeys(names)) if self.stem else (None,)
+        return _QueryWords(self.min_length, stop, stemmers)
 
     __call__ = tokenize
 
@@ -130,6 +153,33 @@ class Tokenizer:
         if unknown:
             raise ValueError(f"unknown tokenizer field(s): {', '.join(sorted(unknown))}")
         return cls(**d)
+
+
+_MAX_LANGUAGE_SETS = 16  # sets of languages a tokenizer keeps query words for
+_MAX_QUERY_WORDS = 100_000  # words kept per set; then the set starts afresh
+
+
+class _QueryWords:
+    """Query words already read for one set of languages: each word's terms, one per stemmer (an
+    empty tuple for a word the tokenizer drops)."""
+
+    def __init__(self, min_length: int, stop: frozenset[str], stemmers: tuple[str | None, ...]) -> None:
+        self.min_length = min_length
+        self.stop = stop
+        self.stemmers = [stemmer(name) if name is not None else None for name in stemmers]
+        self.n_names = len(stemmers)
+        self.terms: dict[str, tuple[str, ...]] = {}
+
+    def read(self, word: str) -> tuple[str, ...]:
+        """``word``'s terms (remembered)."""
+        if len(word) < self.min_length or word in self.stop:
+            terms: tuple[str, ...] = ()
+        else:
+            terms = tuple(s.stemWord(word) if s is not None else word for s in self.stemmers)
+        if len(self.terms) >= _MAX_QUERY_WORDS:
+            self.terms.clear()
+        self.terms[word] = terms
+        return terms
 
 
 DEFAULT_TOKENIZER = Tokenizer()
