@@ -9,8 +9,7 @@ FULL := $(VENV)/.installed-full
 
 # Checked with `mypy --strict`: all of src/ and the storage contract tests (the full install, so that
 # every optional dependency's types are there).
-STRICT := src tests/support/contract.py tests/store/test_store_contract.py tests/store/test_record_store_contract.py \
-    tests/backends/test_pg_contract.py
+STRICT := src tests/store/test_store_contract.py tests/backends/test_pg_contract.py
 
 # Core + dev tools: enough for the demo and most tests.
 $(BASE): pyproject.toml

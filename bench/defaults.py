@@ -40,6 +40,7 @@ from evidencedesk.evaluation.labels import load_labels
 from evidencedesk.evaluation.runner import evaluate
 from evidencedesk.index.embedders import MINILM_MAX_TOKENS, OnnxMiniLM, embed_query, embedder_from_name
 from evidencedesk.index.embedding_cache import EmbeddingCache, text_hash
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.dense import DenseSearcher
 from evidencedesk.retrieval.fusion import normalized_fusion, rrf
@@ -159,7 +160,7 @@ def kestrel(root: Path, work: Path) -> Bench:
 
     settings = Settings()
     with Store(work / "kestrel") as store:
-        store.ingest(root / "docs", settings.chunker.to_chunking())
+        ingest_folder(store, root / "docs", settings.chunker.to_chunking())
         chunks = store.chunks()
     labels = load_labels(root / "labels.jsonl")
     scope = settings.scope.to_scope()

@@ -33,6 +33,7 @@ from rich.table import Table
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.evaluation.labels import load_labels
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -186,7 +187,7 @@ def main() -> int:
         if store is None:
             store = Path(tmp) / "store"
             with Store(store) as db:
-                db.ingest(DOCS, ChunkingConfig())
+                ingest_folder(db, DOCS, ChunkingConfig())
         questions = [x.question for x in load_labels(LABELS)]
         port = free_port()
         url = f"http://127.0.0.1:{port}"

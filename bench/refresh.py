@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from evidencedesk.ingest.sync import ingest_folder
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
@@ -113,7 +115,7 @@ def refresh(p: Paths, scifact: Path, cache: Path, n_queries: int, merge: bool = 
                     yield [c for d in doc_ids[start : start + 200] for c in store.chunks(d)]
 
             t0 = time.perf_counter()
-            report = store.ingest(p.extra, ChunkingConfig(), remove_missing=False)
+            report = ingest_folder(store, p.extra, ChunkingConfig(), remove_missing=False)
             t_ingest = time.perf_counter() - t0
             with writer_lock(store.snapshot_dir):
                 done = update_snapshot(

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from evidencedesk.config import Settings
 from evidencedesk.documents import Chunk
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.factory import make_searcher
 from evidencedesk.retrieval.scope import Scope
@@ -184,7 +185,7 @@ def kestrel(root: Path, work: Path) -> Set:
 
     settings = Settings()
     with Store(work / "kestrel") as store:
-        store.ingest(root / "docs", settings.chunker.to_chunking())
+        ingest_folder(store, root / "docs", settings.chunker.to_chunking())
         chunks = store.chunks()
     labels = [x for x in load_labels(root / "labels.jsonl") if x.answerable]
     by_id = {str(i): x for i, x in enumerate(labels)}

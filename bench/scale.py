@@ -44,6 +44,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from corpus_gen import DerivedVectors, generate, load_sources  # noqa: E402
+from evidencedesk.ingest.sync import ingest_folder  # noqa: E402
 from evidencedesk.retrieval.scope import Scope  # noqa: E402
 from evidencedesk.text.tokenizer import Tokenizer  # noqa: E402
 
@@ -157,7 +158,7 @@ def prepare(p: Paths, scifact: Path) -> dict[str, Any]:
     print("  ingesting into the store", flush=True)
     t = time.perf_counter()
     with Store(p.store) as store:
-        report = store.ingest(p.docs, ChunkingConfig())
+        report = ingest_folder(store, p.docs, ChunkingConfig())
     seconds = time.perf_counter() - t
     meta = {
         "docs": report.n_documents,
@@ -411,7 +412,7 @@ def stage_add(p: Paths, scifact: Path, cache: Path) -> dict[str, Any]:
     try:
         with Store(work) as store:
             t = time.perf_counter()
-            report = store.ingest(p.extra, ChunkingConfig(), remove_missing=False)
+            report = ingest_folder(store, p.extra, ChunkingConfig(), remove_missing=False)
             t_ingest = time.perf_counter() - t
             new_chunks = [c for doc in report.added for c in store.chunks(doc)]
     finally:

@@ -22,6 +22,7 @@ from typing import Any
 from evidencedesk.documents import Chunk
 from evidencedesk.evaluation.beir import BeirDataset, DocRun, doc_run, load_beir, score_run, store_chunks
 from evidencedesk.evaluation.metrics import mean, mrr, ndcg, recall
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.dense import DenseSearcher
 from evidencedesk.retrieval.factory import make_searcher
@@ -110,7 +111,7 @@ def kestrel_contextual(folder: Path, store_dir: Path, cache: Path) -> dict[str, 
     if not docs.is_dir() or not labels_path.is_file():
         return None
     with Store(store_dir) as store:
-        store.ingest(docs, ChunkingConfig())
+        ingest_folder(store, docs, ChunkingConfig())
         chunks = store.chunks()
     labels = [x for x in load_labels(labels_path, strict=False) if x.answerable]
     allowed = [c for c in chunks if Scope().allows_chunk(c)]

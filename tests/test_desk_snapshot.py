@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from evidencedesk import Desk, Settings
 from evidencedesk.cli import app
+from evidencedesk.ingest.sync import ingest_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 KESTREL = ROOT / "examples" / "kestrel"
@@ -69,7 +70,7 @@ def test_ingest_updates_the_snapshot_and_a_bare_store_ingest_makes_it_stale(tmp_
         assert hits and all(c.chunk.doc_id != "kestrel:kc-torque-chart" for c in hits)
     with Store(tmp_path / "store") as store:  # an ingest that does not go through the Desk
         shutil.copy(KESTREL / "docs" / "torque.md", docs / "torque.md")
-        store.ingest(docs, ChunkingConfig())
+        ingest_folder(store, docs, ChunkingConfig())
     with Desk(tmp_path / "store") as desk:
         assert "the store is at build 3" in desk.snapshot_status()
         hits = desk.search("stem bolt torque", k=5, method="bm25")
@@ -124,7 +125,7 @@ def test_a_reader_waits_for_the_snapshot_update_instead_of_indexing_in_memory(tm
     reader = Desk(tmp_path / "store")
     seen: list[str] = []
     with Store(tmp_path / "store") as store, writer_lock(store.snapshot_dir):
-        store.ingest(docs, ChunkingConfig())  # build 2 is committed; its segment is not written yet
+        ingest_folder(store, docs, ChunkingConfig())  # build 2 is committed; its segment is not written yet
         thread = threading.Thread(target=lambda: seen.append(reader.snapshot_status()))
         thread.start()
         thread.join(timeout=1.0)

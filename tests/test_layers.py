@@ -9,12 +9,18 @@ functions too):
    the errors, the result types, and the names every layer shares (``constants``, ``urls``, ``json_types``). A face
    that needs a searcher, a prompt or a re-chunking asks the Desk (or ``desk.lab``) for it. From the core
    a face takes only the names in ``evidencedesk.desk.__all__``: never a module inside the package
-   (the façade, the collaborators) nor a helper the package merely imports.
+   (the façade, the collaborators) nor a helper the package merely imports;
+4. the stores (``store``, ``backends``) never import the parsers (``ingest``): a store is handed parsed
+   documents through ``sync``. From ``chunking`` they take only its config and the default chunker;
+5. nothing in the package imports ``evidencedesk.testing`` (the contract tests a backend's tests inherit).
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +29,7 @@ from tests.support.paths import ROOT
 
 PACKAGE = ROOT / "src" / "evidencedesk"
 LOWER = ("text", "ingest", "chunking", "index", "retrieval", "answer", "store", "backends")
-HIGHER = ("evaluation", "config", "desk", "wiring", "lab", "benchmarks", "cli", "server", "integrations")
+HIGHER = ("evaluation", "config", "desk", "wiring", "lab", "benchmarks", "cli", "server", "integrations", "testing")
 STAGES = ("ingest", "chunking", "index", "retrieval", "answer", "store", "backends")
 # the lowest layers, which the stages build on: they import nothing above themselves either
 BASE = {"text": STAGES}
@@ -185,3 +191,72 @@ def test_the_check_sees_lazy_and_relative_imports(tmp_path: Path) -> None:
     config, evaluation = "evidencedesk.config", "evidencedesk.evaluation"
     assert modules == [config, f"{config}.Settings", evaluation, f"{evaluation}.runner"]
     assert all(_is_higher(_layer(m), HIGHER) for m in modules)
+
+
+STORES = ("store", "backends")
+# What a store may take from the chunking stage: the config it records with each build, and the default
+# chunker (loaded only when a store is made without one of its own). The parsers are out of reach.
+STORE_MAY_USE = frozenset({"evidencedesk.chunking.config.ChunkingConfig", "evidencedesk.chunking.chunk_document"})
+
+
+def store_violations(path: Path, package_root: Path = PACKAGE) -> list[str]:
+    """The imports of store module ``path`` that reach the parsers or the chunkers."""
+    wrong = []
+    for line, name in imported_names(path, package_root):
+        layer = _layer(name)
+        if layer == "ingest" or (layer == "chunking" and name not in STORE_MAY_USE):
+            wrong.append(f"{path.relative_to(package_root.parent.parent)}:{line}: imports {name}")
+    return wrong
+
+
+@pytest.mark.parametrize("package", STORES)
+def test_the_stores_never_import_the_parsers(package: str) -> None:
+    wrong = [w for path in sorted((PACKAGE / package).rglob("*.py")) for w in store_violations(path)]
+    assert not wrong, "a store reaches the parsers:\n" + "\n".join(wrong)
+
+
+def test_the_store_check_catches_parsers_and_chunkers(tmp_path: Path) -> None:
+    probe = tmp_path / "src" / "evidencedesk" / "store" / "probe.py"
+    probe.parent.mkdir(parents=True)
+    probe.write_text(
+        "from evidencedesk.chunking.config import ChunkingConfig\n"
+        "def f():\n    from evidencedesk.chunking import chunk_document, chunk_fixed\n"
+        "    from evidencedesk.ingest.folder import parse_file\n"
+        "from ..ingest import raw\n"
+    )
+    found = sorted(w.split(": imports ")[1] for w in store_violations(probe, tmp_path / "src" / "evidencedesk"))
+    assert found == [
+        "evidencedesk.chunking.chunk_fixed",
+        "evidencedesk.ingest.folder.parse_file",
+        "evidencedesk.ingest.raw",
+    ]
+
+
+def test_a_store_syncs_without_loading_a_parser(tmp_path: Path) -> None:
+    """At run time too: opening both backends and syncing a document into the embedded store loads no
+    module of the ingest stage."""
+    script = (
+        "import sys\n"
+        "from evidencedesk.store import Store\n"
+        "import evidencedesk.backends.postgres\n"
+        "from evidencedesk.chunking.config import ChunkingConfig\n"
+        "from evidencedesk.documents import Document, Metadata\n"
+        f"with Store({str(tmp_path / 'store')!r}) as s:\n"
+        "    doc = Document('a', 'A', 'a.txt', 'text', 'Alpha text.', 'h', Metadata())\n"
+        "    assert s.sync([doc], ChunkingConfig()).added == ['a']\n"
+        "print(sorted(m for m in sys.modules if m.startswith('evidencedesk.ingest')))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env)
+    assert done.stdout.strip() == "[]"
+
+
+def test_nothing_in_the_package_imports_the_contract_tests() -> None:
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line}: imports {module}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if "testing" not in path.relative_to(PACKAGE).parts
+        for line, module in imported_modules(path)
+        if _layer(module) == "testing"
+    ]
+    assert not wrong, "\n".join(wrong)

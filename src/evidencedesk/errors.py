@@ -68,6 +68,11 @@ class IngestError(EvidencedeskError):
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "reason": self.reason}
 
+    @classmethod
+    def duplicate_id(cls, path: str, doc_id: str, first_path: str) -> IngestError:
+        """The error for the file at ``path`` whose document id ``doc_id`` an earlier file already claimed."""
+        return cls(path, f"duplicate id {doc_id!r}: already used by {first_path}")
+
 
 class LabelError(EvidencedeskError, ValueError):
     """A labels file has bad lines; ``issues`` lists every one of them (each prints as ``path:line: field: why``)."""

@@ -20,6 +20,7 @@ from evidencedesk.backends.postgres.replicas import split_replicas
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import parse_settings
 from evidencedesk.documents import Chunk, Metadata
+from evidencedesk.ingest.sync import ingest_folder
 from tests.support.cluster import Replica, start_replica
 from tests.support.postgres import _unavailable, documents_for, drop_schema
 
@@ -65,7 +66,7 @@ def pair(pg_url: str, replica: Replica) -> Iterator[tuple[PgStore, PgStore]]:
     """The same store opened on the primary alone, and on the primary with the replica for reads."""
     schema = f"t_{uuid.uuid4().hex[:12]}"
     primary = PgStore(pg_url, schema=schema)
-    primary.ingest(DOCS, ChunkingConfig())
+    ingest_folder(primary, DOCS, ChunkingConfig())
     port = replica.url.split(":")[-1].split("/")[0]
     primary.wait_for_replicas()  # a store without replicas returns at once
     reading: PgStore | None = None

@@ -14,6 +14,7 @@ from evidencedesk.backends import open_store
 from evidencedesk.backends.postgres import SCHEMA_VERSION, PgStore, PgStoreError
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import Chunk, Document, Metadata
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store import Store
 from evidencedesk.text.tokenizer import Tokenizer
 from tests.support.embedders import RandomEmbedder
@@ -66,27 +67,27 @@ def bm25_bookkeeping(store: PgStore) -> tuple[dict[str, int], dict[str, int], tu
 def test_ingest_matches_the_embedded_store(make_store: Callable[..., PgStore], folder: Path, tmp_path: Path) -> None:
     pg = make_store()
     with Store(tmp_path / "embedded") as embedded:
-        expected = embedded.ingest(folder, CONFIG)
-        report = pg.ingest(folder, CONFIG)
+        expected = ingest_folder(embedded, folder, CONFIG)
+        report = ingest_folder(pg, folder, CONFIG)
         assert sorted(report.added) == sorted(expected.added) and not report.failed
         assert (report.n_documents, report.n_chunks) == (expected.n_documents, expected.n_chunks)
         assert pg.documents() == embedded.documents()
         assert pg.chunks() == embedded.chunks()
         assert pg.chunk_counts() == embedded.chunk_counts()
         assert pg.chunk("alpha:c1") == embedded.chunk("alpha:c1") and pg.chunk("nope:c0") is None
-    again = pg.ingest(folder, CONFIG)
+    again = ingest_folder(pg, folder, CONFIG)
     assert sorted(again.unchanged) == ["alpha", "beta", "gamma"] and not again.added and not again.updated
 
 
 def test_changed_document_leaves_no_stale_chunk(make_store: Callable[..., PgStore], folder: Path) -> None:
     pg = make_store(embedder=RandomEmbedder())
-    pg.ingest(folder, CONFIG)
+    ingest_folder(pg, folder, CONFIG)
     before = stored_ids(pg)
     assert before["chunks"] == before["chunk_terms"] == before["chunk_vectors"]
     old_alpha = {c.id for c in pg.chunks("alpha")}
     assert len(old_alpha) >= 3
     (folder / "alpha.md").write_text(policy("alpha", {"Only": "Alpha was rewritten to one short section."}))
-    report = pg.ingest(folder, CONFIG)
+    report = ingest_folder(pg, folder, CONFIG)
     assert report.updated == ["alpha"] and sorted(report.unchanged) == ["beta", "gamma"]
     new_alpha = pg.chunks("alpha")
     assert len(new_alpha) < len(old_alpha)
@@ -102,9 +103,9 @@ def test_changed_document_leaves_no_stale_chunk(make_store: Callable[..., PgStor
 
 def test_removed_document_takes_its_chunks_along(make_store: Callable[..., PgStore], folder: Path) -> None:
     pg = make_store(embedder=RandomEmbedder())
-    pg.ingest(folder, CONFIG)
+    ingest_folder(pg, folder, CONFIG)
     (folder / "beta.md").unlink()
-    report = pg.ingest(folder, CONFIG)
+    report = ingest_folder(pg, folder, CONFIG)
     assert report.removed == ["beta"]
     ids = stored_ids(pg)
     assert not any(i.startswith("beta:") for table in ids.values() for i in table)
@@ -118,9 +119,9 @@ def test_removed_document_takes_its_chunks_along(make_store: Callable[..., PgSto
 
 def test_a_file_that_now_fails_keeps_its_stored_version(make_store: Callable[..., PgStore], folder: Path) -> None:
     pg = make_store()
-    pg.ingest(folder, CONFIG)
+    ingest_folder(pg, folder, CONFIG)
     (folder / "alpha.md").write_text("---\nid: alpha\nstatus: [not, a, status]\n---\n# Broken\n")
-    report = pg.ingest(folder, CONFIG)
+    report = ingest_folder(pg, folder, CONFIG)
     assert [f["kept"] for f in report.failed] == ["alpha"]
     assert pg.document("alpha") is not None and not report.removed
 
@@ -141,9 +142,9 @@ def test_a_document_the_database_refuses_is_reported_and_the_rest_stored(make_st
 
 def test_weights_are_re_encoded_when_avgdl_moves(make_store: Callable[..., PgStore], folder: Path) -> None:
     pg = make_store()
-    pg.ingest(folder, CONFIG)
+    ingest_folder(pg, folder, CONFIG)
     (folder / "delta.md").write_text(policy("delta", {"Long": " ".join(["padding words make this long"] * 30)}))
-    pg.ingest(folder, CONFIG)
+    ingest_folder(pg, folder, CONFIG)
     with pg.pool.connection() as conn:
         n, total, encoded = conn.execute("SELECT n_chunks, total_length, encoded_avgdl FROM bm25_stats").fetchone()
         rows = conn.execute("SELECT terms, tfs, dl, weights FROM chunk_terms").fetchall()
@@ -156,7 +157,7 @@ def test_weights_are_re_encoded_when_avgdl_moves(make_store: Callable[..., PgSto
 
 def test_changing_the_tokenizer_re_tokenises_the_store(make_store: Callable[..., PgStore], folder: Path) -> None:
     pg = make_store()
-    pg.ingest(folder, CONFIG)
+    ingest_folder(pg, folder, CONFIG)
     pg.configure_bm25(tokenizer=Tokenizer(stem=True, stopwords="english"), k1=1.2)
     assert pg.encoder.k1 == 1.2 and pg.encoder.tokenizer.stem
     kept, recount, _ = bm25_bookkeeping(pg)
@@ -168,8 +169,8 @@ def test_changing_the_tokenizer_re_tokenises_the_store(make_store: Callable[...,
 
 def test_builds_traces_and_eval_runs(make_store: Callable[..., PgStore], folder: Path) -> None:
     pg = make_store()
-    first = pg.ingest(folder, CONFIG)
-    second = pg.ingest(folder, CONFIG)
+    first = ingest_folder(pg, folder, CONFIG)
+    second = ingest_folder(pg, folder, CONFIG)
     builds = pg.builds()
     assert [b.id for b in builds] == [first.build_id, second.build_id]
     assert builds[-1].report["unchanged"] == second.unchanged and builds[-1].n_chunks == second.n_chunks

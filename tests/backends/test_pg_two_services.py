@@ -18,6 +18,7 @@ import pytest
 
 from evidencedesk.backends import open_store
 from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.ingest.sync import ingest_folder
 from tests.support.paths import KESTREL_DOCS, kestrel_available
 from tests.support.server import PUBLIC_KEY, free_port
 
@@ -72,7 +73,7 @@ def test_two_service_processes_over_one_primary_answer_identically(database: str
         pytest.skip("examples/kestrel is missing")
     store = open_store(database)
     try:
-        store.ingest(KESTREL_DOCS, ChunkingConfig())
+        ingest_folder(store, KESTREL_DOCS, ChunkingConfig())
     finally:
         store.close()
     config = tmp_path / "evidencedesk.yaml"
@@ -94,7 +95,7 @@ def test_two_service_processes_over_one_primary_answer_identically(database: str
             (extra / "note.md").write_text("# Note\n\nThe zebraphone bell rings twice.\n", encoding="utf-8")
             store = open_store(database)
             try:
-                store.ingest(extra, ChunkingConfig(), remove_missing=False)
+                ingest_folder(store, extra, ChunkingConfig(), remove_missing=False)
             finally:
                 store.close()
             for base in (a, b):

@@ -10,6 +10,7 @@ import pytest
 
 from bench.corpus_gen import DerivedVectors, generate, load_sources
 from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store import Store
 from tests.support.paths import SCIFACT
 
@@ -33,7 +34,7 @@ def test_same_arguments_give_the_same_files(sources, tmp_path: Path) -> None:  #
 def test_generated_store_has_the_promised_metadata_spread(sources, tmp_path: Path) -> None:  # noqa: ANN001
     generate(tmp_path / "docs", sources, 200)
     with Store(tmp_path / "store") as store:
-        report = store.ingest(tmp_path / "docs", ChunkingConfig())
+        report = ingest_folder(store, tmp_path / "docs", ChunkingConfig())
         chunks = store.chunks()
     assert report.n_documents == 200 and not report.failed
     assert 10 * 200 <= len(chunks) <= 20 * 200  # ten sections a document, a long one split in two
@@ -47,7 +48,7 @@ def test_generated_store_has_the_promised_metadata_spread(sources, tmp_path: Pat
 def test_derived_vectors_are_unit_length_repeatable_and_near_their_source(sources, tmp_path: Path) -> None:  # noqa: ANN001
     generate(tmp_path / "docs", sources, 5)
     with Store(tmp_path / "store") as store:
-        store.ingest(tmp_path / "docs", ChunkingConfig())
+        ingest_folder(store, tmp_path / "docs", ChunkingConfig())
         chunks = store.chunks()
     rng = np.random.default_rng(1)
     bases = {}

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.cli import app
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store import Store
 
 runner = CliRunner()
@@ -33,7 +34,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, text in DOCS.items():
         (docs / name).write_text(text, encoding="utf-8")
     with Store(root / "store") as db:
-        db.ingest(docs, ChunkingConfig())
+        ingest_folder(db, docs, ChunkingConfig())
     return root / "store"
 
 

@@ -16,6 +16,7 @@ from evidencedesk.documents import Chunk, Location, Metadata
 from evidencedesk.evaluation.answers import evaluate_answers, ratio
 from evidencedesk.evaluation.labels import Gold, Label
 from evidencedesk.evaluation.table import CELLS
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.factory import make_searcher
 from evidencedesk.retrieval.scope import Scope
@@ -129,7 +130,7 @@ def test_kestrel_answers_fill_the_table(chunks: list[Chunk], labels: list[Label]
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("answers") / "store"
     with Store(path) as db:
-        db.ingest(KESTREL_DOCS, ChunkingConfig())
+        ingest_folder(db, KESTREL_DOCS, ChunkingConfig())
     return path
 
 

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from evidencedesk.chunking import ChunkingConfig
 from evidencedesk.cli import app
 from evidencedesk.evaluation.gate import EXIT_REGRESSED, compare
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store import Store
 from tests.support.paths import KESTREL_DOCS, KESTREL_LABELS
 
@@ -60,7 +61,7 @@ def test_compare_notes_what_cannot_be_compared() -> None:
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("gate") / "store"
     with Store(path) as db:
-        db.ingest(KESTREL_DOCS, ChunkingConfig())
+        ingest_folder(db, KESTREL_DOCS, ChunkingConfig())
     return path
 
 
@@ -90,7 +91,7 @@ def test_eval_diagnose_and_the_gate_on_a_worse_chunking(store: Path, tmp_path: P
     assert "no regression" in out
 
     with Store(store) as db:  # re-ingest with windows far too small: the same documents, a worse build
-        db.ingest(KESTREL_DOCS, ChunkingConfig("fixed", size=60, unit="chars"))
+        ingest_folder(db, KESTREL_DOCS, ChunkingConfig("fixed", size=60, unit="chars"))
     code, out = invoke(
         "eval", str(KESTREL_LABELS), "--store", str(store), "--method", "bm25", "--k", "5", "--no-answers", "--json"
     )

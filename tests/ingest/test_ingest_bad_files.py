@@ -7,6 +7,7 @@ import pytest
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.ingest import parse_folder
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store import Store
 
 GOOD_MD = "---\nid: good-md\ntitle: Good\nvalid_from: 2025-01-01\n---\n\n# Good\n\nReturns within 30 days.\n"
@@ -51,7 +52,7 @@ EXPECTED_FAILURES = {
 
 def test_each_bad_file_fails_once_with_its_reason(mixed: Path, tmp_path: Path) -> None:
     with Store(tmp_path / "store") as store:
-        report = store.ingest(mixed, ChunkingConfig(), max_bytes=3000)
+        report = ingest_folder(store, mixed, ChunkingConfig(), max_bytes=3000)
         assert {f["path"]: f["reason"] for f in report.failed} == EXPECTED_FAILURES
         assert len(report.failed) == len(EXPECTED_FAILURES)
         assert sorted(report.added) == ["good-md", "manual", "plain", "sub-page"]

@@ -10,6 +10,7 @@ import pytest
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.ingest import IngestError, parse_file, parse_folder, scan
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store import Store
 
 
@@ -84,16 +85,16 @@ def test_a_change_to_metadata_alone_reindexes_the_document(tmp_path: Path) -> No
     _write(folder / "other.md", "# Other\n\nUnrelated.\n")
     config = ChunkingConfig("structure")
     with Store(tmp_path / "store") as store:
-        store.ingest(folder, config)
+        ingest_folder(store, folder, config)
         _write(folder / "policy.md.meta.yaml", "status: superseded\n")
-        report = store.ingest(folder, config)
+        report = ingest_folder(store, folder, config)
         assert report.updated == ["policy"] and report.unchanged == ["other"]
         assert {c.metadata.status for c in store.chunks("policy")} == {"superseded"}
         _write(folder / "_meta.yaml", "tenant: acme\n")
-        report = store.ingest(folder, config)  # ids are scoped by tenant: a new tenant is a new document
+        report = ingest_folder(store, folder, config)  # ids are scoped by tenant: a new tenant is a new document
         assert sorted(report.added) == ["acme:other", "acme:policy"] and sorted(report.removed) == ["other", "policy"]
         assert {c.metadata.tenant for c in store.chunks()} == {"acme"}
-        report = store.ingest(folder, config)
+        report = ingest_folder(store, folder, config)
         assert report.updated == [] and sorted(report.unchanged) == ["acme:other", "acme:policy"]
 
 

@@ -28,6 +28,7 @@ from schemathesis.config import SchemathesisConfig
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import Settings
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.server.app import create_app
 from evidencedesk.server.settings import parse_service_settings
 from evidencedesk.server.state import ServiceState
@@ -46,7 +47,7 @@ def _store(root: Path) -> Path:
     else:
         write_versioned(docs, 1, 6)
     with Store(root / "store") as s:
-        s.ingest(docs, ChunkingConfig())
+        ingest_folder(s, docs, ChunkingConfig())
     return root / "store"
 
 

@@ -22,6 +22,7 @@ from fastapi.testclient import TestClient
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import Settings
 from evidencedesk.desk import Desk
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.server.app import create_app
 from evidencedesk.server.settings import no_keys_file
 from evidencedesk.server.state import ServiceState
@@ -85,7 +86,7 @@ def test_reads_during_ingests_see_one_build_and_no_write_is_lost(tmp_path: Path)
     store, stop = tmp_path / "store", tmp_path / "stop"
     config = ChunkingConfig(name="structure", size=60)
     with Store(store) as s:
-        s.ingest(folders[0], config)
+        ingest_folder(s, folders[0], config)
 
     procs = [
         subprocess.Popen([sys.executable, "-c", READER, str(store), str(stop)], stdout=subprocess.PIPE, text=True)
@@ -128,7 +129,7 @@ def test_reads_during_ingests_see_one_build_and_no_write_is_lost(tmp_path: Path)
                 while n < INGESTS or (
                     n < MAX_INGESTS and min(process_reads(tmp_path) + [reads[r] for r in readers]) < MIN_READS
                 ):
-                    report = writer.ingest(folders[(n + 1) % 2], config)
+                    report = ingest_folder(writer, folders[(n + 1) % 2], config)
                     assert len(report.updated) == N_DOCS and not report.failed
                     n += 1
                 COUNTS["concurrency: ingests while reading"] += n
@@ -153,5 +154,5 @@ def test_reads_during_ingests_see_one_build_and_no_write_is_lost(tmp_path: Path)
         assert one_version([c.text for c in s.chunks()]) == f"vmark{n % 2 + 1}"
     clean = tmp_path / "clean"
     with Store(clean) as s:
-        s.ingest(last, config)
+        ingest_folder(s, last, config)
     assert snapshot(store) == snapshot(clean)

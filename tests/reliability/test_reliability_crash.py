@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.retrieval.factory import make_searcher
 from evidencedesk.store import DB_NAME, Store
 from tests.support.reliability import COUNTS, chunk_sets, snapshot, write_versioned
@@ -34,13 +35,14 @@ CHILD = textwrap.dedent(
     import sys, time
     from pathlib import Path
     from evidencedesk.chunking.config import ChunkingConfig
+    from evidencedesk.ingest.sync import ingest_folder
     from evidencedesk.store import Store
 
     store, folder, dense = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
     print("ready", flush=True)
     start = time.monotonic()
     with Store(store) as s:
-        s.ingest(Path(folder), ChunkingConfig(name="structure", size=60))
+        ingest_folder(s, Path(folder), ChunkingConfig(name="structure", size=60))
         chunks = s.chunks()
     print("committed", time.monotonic() - start, flush=True)
     if dense:
@@ -80,7 +82,7 @@ def run_child(store: Path, folder: Path, dense: bool, kill_after: float | None) 
 def reference(tmp: Path, folder: Path) -> tuple[Path, dict[str, set[tuple[str, str]]]]:
     store = tmp / f"clean-{folder.name}"
     with Store(store) as s:
-        s.ingest(folder, CONFIG)
+        ingest_folder(s, folder, CONFIG)
     return store, chunk_sets(store)
 
 
@@ -121,7 +123,7 @@ def test_sigkill_at_random_points_never_tears_a_document(tmp_path: Path) -> None
 
     store = tmp_path / "store"
     with Store(store) as s:
-        s.ingest(old_folder, CONFIG)
+        ingest_folder(s, old_folder, CONFIG)
     # How long a run takes here until its commit, and in all (with the dense cache written after the commit).
     timing = {dense: run_child(tmp_path / f"timing-{dense}", old_folder, dense, None) for dense in (False, True)}
     commit = float(timing[False][1][timing[False][1].index("committed") + 1])
@@ -149,6 +151,6 @@ def test_sigkill_at_random_points_never_tears_a_document(tmp_path: Path) -> None
     assert outcomes["killed before commit"] >= 3, outcomes  # most plain kills land inside the transaction
 
     with Store(store) as s:  # nothing lost: a last ingest equals a clean ingest of the same files
-        s.ingest(new_folder, CONFIG)
+        ingest_folder(s, new_folder, CONFIG)
     assert snapshot(store) == snapshot(new_store)
     assert old_store.exists()

@@ -22,6 +22,7 @@ from evidencedesk.config import ConfigError, Settings, load_settings
 from evidencedesk.documents import Document
 from evidencedesk.evaluation.labels import Label, LabelError, LabelWarning, load_labels
 from evidencedesk.ingest import IngestError, parse_html, parse_markdown, parse_pdf, parse_text
+from evidencedesk.ingest.sync import ingest_folder
 from tests.support.reliability import COUNTS, time_limit
 
 LIMIT_S = 20.0  # one input may take at most this long (a hang, not a slow machine)
@@ -268,7 +269,7 @@ def searchers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     root = tmp_path_factory.mktemp("query-fuzz")
     write_versioned(root / "docs", 1, 6)
     with Store(root / "store") as s:
-        s.ingest(root / "docs", ChunkingConfig(name="structure", size=60))
+        ingest_folder(s, root / "docs", ChunkingConfig(name="structure", size=60))
         chunks = s.chunks()
     out = {m: make_searcher(m, chunks) for m in ("bm25", "tfidf", "lsa")}
     out["dense"] = make_searcher("dense", chunks, cache_path=root / "store" / "embeddings.sqlite")

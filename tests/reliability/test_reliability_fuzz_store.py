@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from test_reliability_fuzz_inputs import GOOD_PDF, broken_pdfs, html_garbage, markdown_docs, random_bytes
 
 from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store import Store
 from tests.support.reliability import COUNTS, chunk_sets, time_limit, write_versioned
 
@@ -33,7 +34,7 @@ def test_bad_files_leave_the_good_documents_untouched(tmp_path: Path, config: Ch
     folder, store = tmp_path / "docs", tmp_path / "store"
     write_versioned(folder, 1, 5)
     with Store(store) as s:
-        s.ingest(folder, config)
+        ingest_folder(s, folder, config)
     good = chunk_sets(store)
     assert len(good) == 5
 
@@ -51,7 +52,7 @@ def test_bad_files_leave_the_good_documents_untouched(tmp_path: Path, config: Ch
         for n, (ext, raw) in enumerate(files):
             (fuzz / f"f{n}{ext}").write_bytes(raw)
         with time_limit(60), Store(store) as s:
-            report = s.ingest(folder, config, max_bytes=200_000)
+            report = ingest_folder(s, folder, config, max_bytes=200_000)
         assert {f["path"] for f in report.failed} <= {f"zz-fuzz/f{n}{ext}" for n, (ext, _) in enumerate(files)}
         assert all(f["reason"] for f in report.failed)
         now = chunk_sets(store)

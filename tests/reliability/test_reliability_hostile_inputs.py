@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import Settings
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.server.app import create_app
 from evidencedesk.server.settings import parse_service_settings
 from evidencedesk.server.state import ServiceState
@@ -59,7 +60,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient
     root = tmp_path_factory.mktemp("hostile")
     write_versioned(root / "docs", 1, 4)
     with Store(root / "store") as store:
-        store.ingest(root / "docs", ChunkingConfig())
+        ingest_folder(store, root / "docs", ChunkingConfig())
     service = parse_service_settings(
         {
             "allow_anonymous": True,

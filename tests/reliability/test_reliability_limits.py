@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import Settings
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.server.app import create_app
 from evidencedesk.server.settings import parse_service_settings
 from evidencedesk.server.state import ServiceState
@@ -37,7 +38,7 @@ def make_client(store: Path, **extra: Any) -> TestClient:
 def store(tmp_path: Path) -> Path:
     write_versioned(tmp_path / "docs", 1, 4)
     with Store(tmp_path / "store") as s:
-        s.ingest(tmp_path / "docs", ChunkingConfig(name="structure", size=60))
+        ingest_folder(s, tmp_path / "docs", ChunkingConfig(name="structure", size=60))
     return tmp_path / "store"
 
 

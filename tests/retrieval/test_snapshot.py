@@ -13,6 +13,7 @@ import pytest
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.index.embedders import default_embedder
 from evidencedesk.index.string_table import StringTable, write_strings
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.retrieval.dense import DenseSearcher
 from evidencedesk.retrieval.lexical import BM25Searcher
 from evidencedesk.retrieval.scope import Scope
@@ -38,7 +39,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     docs = tmp_path_factory.mktemp("docs")
     shutil.copytree(KESTREL / "docs", docs, dirs_exist_ok=True)
     db = Store(folder)
-    db.ingest(docs, ChunkingConfig())
+    ingest_folder(db, docs, ChunkingConfig())
     return db
 
 
@@ -131,14 +132,14 @@ def test_a_stale_snapshot_says_so_instead_of_returning_missing_chunks(store: Sto
     db = Store(tmp_path / "store")
     docs = tmp_path / "docs"
     shutil.copytree(KESTREL / "docs", docs)
-    db.ingest(docs, ChunkingConfig())
+    ingest_folder(db, docs, ChunkingConfig())
     write_snapshot(tmp_path / "index", db.iter_chunks(), tokenizer=TOKENIZER)
     mapped = SnapshotSearcher(Snapshot(tmp_path / "index"), "bm25", db.chunks_by_id)
     hits = mapped.search("torque stem bolt", 3)
     assert hits
     removed = Path(hits[0].chunk.source)
     (docs / removed.name).unlink()
-    db.ingest(docs, ChunkingConfig())
+    ingest_folder(db, docs, ChunkingConfig())
     with pytest.raises(SnapshotError, match="out of date"):
         mapped.search("torque stem bolt", 3)
     db.close()

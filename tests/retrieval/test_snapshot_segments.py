@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.retrieval import segments as segments_module
 from evidencedesk.retrieval.lexical import BM25Searcher
 from evidencedesk.retrieval.scope import Scope
@@ -123,7 +124,7 @@ def test_ingests_updates_deletes_and_merges_in_random_order_rank_like_a_fresh_bu
     corpus = Corpus(tmp_path / "docs", rng)
     corpus.add(260)
     store = Store(tmp_path / "store")
-    store.ingest(corpus.folder, ChunkingConfig())
+    ingest_folder(store, corpus.folder, ChunkingConfig())
     kept = tmp_path / "kept"
     write_snapshot(kept, store.iter_chunks(batch=500), tokenizer=TOKENIZER, vectorize=vectorize,
                    model_name=EMBEDDER.name, ann=True, build_id=store.latest_build_id())  # fmt: skip
@@ -147,7 +148,7 @@ def test_ingests_updates_deletes_and_merges_in_random_order_rank_like_a_fresh_bu
                 seen["explicit"] += 1
                 assert done["segments"] == 1
             else:
-                report = store.ingest(corpus.folder, ChunkingConfig())
+                report = ingest_folder(store, corpus.folder, ChunkingConfig())
                 assert not report.failed
                 done = update_snapshot(kept, build_id=store.latest_build_id(), documents=store.document_builds(),
                                        chunks_of=chunks_of(store), vectorize=vectorize, policy=policy)  # fmt: skip
@@ -193,21 +194,21 @@ def test_tiered_policy_merges_a_full_tier_and_a_mostly_deleted_segment(tmp_path:
     corpus = Corpus(tmp_path / "docs", rng)
     corpus.add(10)
     with Store(tmp_path / "store") as store:
-        store.ingest(corpus.folder, ChunkingConfig())
+        ingest_folder(store, corpus.folder, ChunkingConfig())
         kept = tmp_path / "kept"
         write_snapshot(kept, store.iter_chunks(), tokenizer=TOKENIZER, build_id=store.latest_build_id())
         policy = TieredPolicy(per_tier=4, tier_factor=1000)
         counts = []
         for _ in range(4):
             corpus.add(2)
-            store.ingest(corpus.folder, ChunkingConfig())
+            ingest_folder(store, corpus.folder, ChunkingConfig())
             done = update_snapshot(kept, build_id=store.latest_build_id(), documents=store.document_builds(),
                                    chunks_of=chunks_of(store), policy=policy)  # fmt: skip
             counts.append(done["segments"])
         assert counts == [2, 3, 1, 2]  # four segments of one tier became one on the third update
         for doc_id in corpus.docs()[:12]:  # most rows of the big segment
             (corpus.folder / f"{doc_id}.md").unlink()
-        store.ingest(corpus.folder, ChunkingConfig())
+        ingest_folder(store, corpus.folder, ChunkingConfig())
         opened = Snapshot(kept)  # a reader that opened the snapshot before the merge, and searches after it
         query = TOKENIZER.query_terms(" ".join(corpus.words[:40]))
         done = update_snapshot(kept, build_id=store.latest_build_id(), documents=store.document_builds(),

@@ -11,6 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store import Store
 from tests.support.paths import KESTREL_DOCS
 from tests.support.server import make_client
@@ -23,7 +24,7 @@ def kestrel_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(f"example corpus missing: {KESTREL_DOCS}")
     path = tmp_path_factory.mktemp("kestrel-store")
     with Store(path) as db:
-        db.ingest(KESTREL_DOCS, ChunkingConfig())
+        ingest_folder(db, KESTREL_DOCS, ChunkingConfig())
     return path
 
 

@@ -22,6 +22,7 @@ from starlette.routing import Mount, Route
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import Settings
 from evidencedesk.desk import Desk
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.server.app import create_app
 from evidencedesk.server.settings import parse_service_settings
 from evidencedesk.server.state import ServiceState
@@ -241,7 +242,7 @@ def test_a_trace_is_rechecked_against_current_metadata(tmp_path: Path) -> None:
         docs = tmp_path / "docs"
         (docs / "d00.md").write_text(note("acme", "public").replace("audience: public", "audience: staff"), "utf-8")
         with Store(store) as db:
-            db.ingest(docs, ChunkingConfig())
+            ingest_folder(db, docs, ChunkingConfig())
         assert client.get(f"/traces/{trace['trace_id']}", headers=auth("acme-public")).status_code == 404
         listed = client.get("/traces", headers=auth("acme-public")).json()
         assert trace["trace_id"] not in {t["trace_id"] for t in listed}

@@ -17,6 +17,7 @@ import pytest
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import stored_id
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.retrieval.scope import Scope
 from tests.support.security import AUDIENCES, QUERY, TENANTS, doc_id, note, write_corpus
 
@@ -56,7 +57,7 @@ def _store(url: str, root: Path, tenants: tuple[str, ...]) -> PgStore:
             extra = "" if t == "acme" else common * (3 + TENANTS.index(t))
             (docs / f"{doc_id(t, a)}.md").write_text(note(t, a, extra), encoding="utf-8")
     store = PgStore(url, schema=f"sec_{uuid.uuid4().hex[:10]}")
-    store.ingest(docs, ChunkingConfig())
+    ingest_folder(store, docs, ChunkingConfig())
     return store
 
 

@@ -13,6 +13,7 @@ from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.cli.app import app as cli
 from evidencedesk.config import parse_settings
 from evidencedesk.desk import Desk
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store import Store
 from tests.support.security import AUDIENCES, KEYS, QUERY, TENANTS, auth, doc_id, note, service_settings, write_labels
 from tests.support.server import make_client
@@ -31,7 +32,7 @@ def _store(root: Path, tenants: tuple[str, ...]) -> Path:
             extra = "" if t == "acme" else common * (3 + TENANTS.index(t))
             (docs / f"{doc_id(t, a)}.md").write_text(note(t, a, extra), encoding="utf-8")
     with Store(root / "store") as db:
-        db.ingest(docs, ChunkingConfig())
+        ingest_folder(db, docs, ChunkingConfig())
     return root / "store"
 
 

@@ -19,6 +19,7 @@ import uvicorn
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.config import Settings
 from evidencedesk.evaluation.labels import load_labels
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.server.app import create_app
 from evidencedesk.server.settings import ServiceSettings
 from evidencedesk.server.state import ServiceState
@@ -58,7 +59,7 @@ def browser_store(kestrel_store: Path, tmp_path_factory: pytest.TempPathFactory)
     extra.mkdir()
     (extra / "hostile.md").write_text(HOSTILE, encoding="utf-8")
     with Store(store) as db:
-        db.ingest(extra, ChunkingConfig(), remove_missing=False)
+        ingest_folder(db, extra, ChunkingConfig(), remove_missing=False)
     return store
 
 

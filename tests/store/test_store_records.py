@@ -9,6 +9,7 @@ import pytest
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import Document, Metadata
 from evidencedesk.ingest import IngestError
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store import DB_NAME, SCHEMA_VERSION, Store, StoreError
 
 CONFIG = ChunkingConfig(name="paragraph", size=100)
@@ -65,7 +66,7 @@ def test_duplicate_id_fails_the_second_file_naming_both(
     (folder / "a").mkdir(parents=True)
     (folder / "a" / "one.md").write_text(policy("same", {"S": "From one."}), encoding="utf-8")
     (folder / "b.md").write_text(policy("same", {"S": "From b."}), encoding="utf-8")
-    report = store.ingest(folder, CONFIG)
+    report = ingest_folder(store, folder, CONFIG)
     assert report.added == ["same"]
     assert report.failed == [{"path": "b.md", "reason": "duplicate id 'same': already used by a/one.md", "kept": None}]
     assert "From one." in store.document("same").text
@@ -76,11 +77,11 @@ def test_a_now_broken_file_keeps_its_stored_version(store: Store, tmp_path: Path
     folder.mkdir()
     (folder / "p.md").write_text(policy("pol", {"S": "Thirty days."}), encoding="utf-8")
     (folder / "q.md").write_text(policy("other", {"S": "Other text."}), encoding="utf-8")
-    store.ingest(folder, CONFIG)
+    ingest_folder(store, folder, CONFIG)
     kept_chunks = store.chunks("pol")
     (folder / "p.md").write_text("---\nid: pol\nstatus: [oops\n---\nSixty days.\n", encoding="utf-8")
     (folder / "q.md").write_text(policy("other", {"S": "Other text, edited."}), encoding="utf-8")
-    report = store.ingest(folder, CONFIG)
+    report = ingest_folder(store, folder, CONFIG)
     assert report.updated == ["other"] and report.removed == []
     assert len(report.failed) == 1
     failure = report.failed[0]
@@ -105,7 +106,7 @@ def test_traces_round_trip_newest_first(store: Store) -> None:
 def test_eval_runs_link_to_the_latest_build(store: Store, corpus: Path) -> None:
     assert store.save_eval_run({"metrics": {"recall@5": 0.5}}) == 1
     assert store.load_eval_run(1)["build_id"] is None
-    report = store.ingest(corpus, CONFIG)
+    report = ingest_folder(store, corpus, CONFIG)
     run_id = store.save_eval_run({"metrics": {"recall@5": 0.75}})
     loaded = store.load_eval_run(run_id)
     assert loaded["metrics"] == {"recall@5": 0.75} and loaded["build_id"] == report.build_id and loaded["id"] == 2

@@ -7,6 +7,7 @@ from pathlib import Path
 from evidencedesk.chunking import chunk_document
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.ingest import parse_file
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store import Store
 
 CONFIG = ChunkingConfig(name="section", size=200)
@@ -20,7 +21,7 @@ def by_doc(store: Store) -> dict[str, list[tuple[str, str]]]:
 
 
 def test_first_ingest_stores_every_document_with_its_chunks(store: Store, corpus: Path) -> None:
-    report = store.ingest(corpus, CONFIG)
+    report = ingest_folder(store, corpus, CONFIG)
     assert sorted(report.added) == ["alpha", "beta", "notes-gamma"]
     assert report.updated == report.unchanged == report.removed == report.failed == []
     assert report.n_documents == 3 and report.n_chunks == len(store.chunks())
@@ -33,11 +34,11 @@ def test_first_ingest_stores_every_document_with_its_chunks(store: Store, corpus
 
 
 def test_editing_one_file_changes_only_its_chunks(store: Store, corpus: Path, policy: Callable[..., str]) -> None:
-    store.ingest(corpus, CONFIG)
+    ingest_folder(store, corpus, CONFIG)
     before = by_doc(store)
     assert len(before["beta"]) >= 4
     (corpus / "beta.md").write_text(policy("beta", {"Only": "Beta was cut down to one section."}), encoding="utf-8")
-    report = store.ingest(corpus, CONFIG)
+    report = ingest_folder(store, corpus, CONFIG)
     assert report.updated == ["beta"]
     assert sorted(report.unchanged) == ["alpha", "notes-gamma"]
     after = by_doc(store)
@@ -53,9 +54,9 @@ def test_editing_one_file_changes_only_its_chunks(store: Store, corpus: Path, po
 
 
 def test_unchanged_ingest_keeps_chunk_ids_and_records_a_build(store: Store, corpus: Path) -> None:
-    first = store.ingest(corpus, CONFIG)
+    first = ingest_folder(store, corpus, CONFIG)
     before = by_doc(store)
-    second = store.ingest(corpus, CONFIG)
+    second = ingest_folder(store, corpus, CONFIG)
     assert sorted(second.unchanged) == ["alpha", "beta", "notes-gamma"] and second.added == second.updated == []
     assert by_doc(store) == before
     builds = store.builds()
@@ -66,9 +67,9 @@ def test_unchanged_ingest_keeps_chunk_ids_and_records_a_build(store: Store, corp
 
 
 def test_deleting_a_file_removes_its_document_and_chunks(store: Store, corpus: Path) -> None:
-    store.ingest(corpus, CONFIG)
+    ingest_folder(store, corpus, CONFIG)
     (corpus / "alpha.md").unlink()
-    report = store.ingest(corpus, CONFIG)
+    report = ingest_folder(store, corpus, CONFIG)
     assert report.removed == ["alpha"]
     assert store.document("alpha") is None and store.chunks("alpha") == []
     assert {c.doc_id for c in store.chunks()} == {"beta", "notes-gamma"}
@@ -76,16 +77,16 @@ def test_deleting_a_file_removes_its_document_and_chunks(store: Store, corpus: P
 
 
 def test_keep_missing_leaves_documents_of_deleted_files(store: Store, corpus: Path) -> None:
-    store.ingest(corpus, CONFIG)
+    ingest_folder(store, corpus, CONFIG)
     (corpus / "alpha.md").unlink()
-    report = store.ingest(corpus, CONFIG, remove_missing=False)
+    report = ingest_folder(store, corpus, CONFIG, remove_missing=False)
     assert report.removed == [] and store.document("alpha") is not None
 
 
 def test_changing_the_chunker_size_rechunks_everything_in_a_new_build(store: Store, corpus: Path) -> None:
-    store.ingest(corpus, ChunkingConfig(name="fixed", size=40, unit="chars"))
+    ingest_folder(store, corpus, ChunkingConfig(name="fixed", size=40, unit="chars"))
     small = by_doc(store)
-    report = store.ingest(corpus, ChunkingConfig(name="fixed", size=400, unit="chars"))
+    report = ingest_folder(store, corpus, ChunkingConfig(name="fixed", size=400, unit="chars"))
     assert sorted(report.updated) == ["alpha", "beta", "notes-gamma"] and report.unchanged == []
     first, second = store.builds()
     assert first.chunking_hash != second.chunking_hash
@@ -95,10 +96,10 @@ def test_changing_the_chunker_size_rechunks_everything_in_a_new_build(store: Sto
 
 
 def test_renaming_a_file_with_a_declared_id_updates_the_path_only(store: Store, corpus: Path) -> None:
-    store.ingest(corpus, CONFIG)
+    ingest_folder(store, corpus, CONFIG)
     before = by_doc(store)["alpha"]
     (corpus / "alpha.md").rename(corpus / "renamed.md")
-    report = store.ingest(corpus, CONFIG)
+    report = ingest_folder(store, corpus, CONFIG)
     assert "alpha" in report.unchanged and report.removed == []
     assert store.document("alpha").path == "renamed.md"
     assert [(c.id, c.text) for c in store.chunks("alpha")] == before
@@ -107,7 +108,7 @@ def test_renaming_a_file_with_a_declared_id_updates_the_path_only(store: Store, 
 
 def test_store_reopens_with_the_same_content(tmp_path: Path, corpus: Path) -> None:
     with Store(tmp_path / "s") as s:
-        s.ingest(corpus, CONFIG)
+        ingest_folder(s, corpus, CONFIG)
         docs, chunks = s.documents(), s.chunks()
     with Store(tmp_path / "s") as s:
         assert s.documents() == docs and s.chunks() == chunks

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from evidencedesk.chunking.config import ChunkingConfig
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store import DB_NAME, Store
 
 N_FILES = 300
@@ -30,6 +31,7 @@ CHILD = textwrap.dedent(
     import sys, time
     from pathlib import Path
     from evidencedesk.chunking.config import ChunkingConfig
+    from evidencedesk.ingest.sync import ingest_folder
     from evidencedesk.store import Store
 
     store, folder, marker = sys.argv[1:4]
@@ -41,7 +43,7 @@ CHILD = textwrap.dedent(
         time.sleep(60 if done == total else 0.001)  # after the last file, hold the transaction open
 
     with Store(store) as s:
-        s.ingest(Path(folder), ChunkingConfig(name="structure", size=60), progress=progress)
+        ingest_folder(s, Path(folder), ChunkingConfig(name="structure", size=60), progress=progress)
     Path(marker + ".done").write_text("committed")
     """
 )
@@ -93,7 +95,7 @@ def test_sigkill_mid_ingest_leaves_previous_content_intact(tmp_path: Path) -> No
     folder, store, marker = tmp_path / "corpus", tmp_path / "store", tmp_path / "progress"
     write_corpus(folder, edition=1)
     with Store(store) as s:
-        first = s.ingest(folder, CONFIG)
+        first = ingest_folder(s, folder, CONFIG)
     assert first.n_documents == N_FILES
     before = snapshot(store)
     assert all("Edition 1" in c["text"] or c["text"].startswith("#") for c in before["chunks"])
@@ -117,7 +119,7 @@ def test_sigkill_mid_ingest_leaves_previous_content_intact(tmp_path: Path) -> No
             conn.close()
 
     with Store(store) as s:  # the store is not left locked, and a full run then applies every change
-        report = s.ingest(folder, CONFIG)
+        report = ingest_folder(s, folder, CONFIG)
         assert report.removed == ["doc-000"] and len(report.updated) == n_now
         assert [b.id for b in s.builds()] == [first.build_id, first.build_id + 1]
         assert all("Edition 1" not in c.text for c in s.chunks())

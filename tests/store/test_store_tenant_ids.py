@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.cli import app
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store import DB_NAME, Store
 
 CONFIG = ChunkingConfig()
@@ -44,8 +45,8 @@ def tenants_by_id(store: Any) -> dict[str, str]:
 def _same_id_in_two_tenants(store: Any, tmp_path: Path) -> None:
     a = folder(tmp_path, "a", {"shared.md": page("shared", "acme", "Acme text about anvils.")})
     b = folder(tmp_path, "b", {"shared.md": page("shared", "globex", "Globex text about gadgets.")})
-    first = store.ingest(a, CONFIG, remove_missing=False)
-    second = store.ingest(b, CONFIG, remove_missing=False)
+    first = ingest_folder(store, a, CONFIG, remove_missing=False)
+    second = ingest_folder(store, b, CONFIG, remove_missing=False)
     assert first.added == ["acme:shared"]
     assert second.added == ["globex:shared"] and second.updated == []
     assert tenants_by_id(store) == {"acme:shared": "acme", "globex:shared": "globex"}
@@ -66,16 +67,16 @@ def test_two_tenants_may_use_one_id_postgres(make_store: Callable[..., Any], tmp
 def test_default_tenant_ids_are_unchanged(tmp_path: Path) -> None:
     docs = folder(tmp_path, "d", {"plain.md": "# Plain\n\nNo front matter.\n", "x.md": page("x-1", "default", "x")})
     with Store(tmp_path / "store") as store:
-        report = store.ingest(docs, CONFIG)
+        report = ingest_folder(store, docs, CONFIG)
         assert sorted(report.added) == ["plain", "x-1"]
         assert store.chunk("plain:c0") is not None
 
 
 def _tenant_change_is_reported(store: Any, tmp_path: Path) -> None:
     docs = folder(tmp_path, "docs", {"p.md": page("policy", "acme", "Version one.")})
-    store.ingest(docs, CONFIG)
+    ingest_folder(store, docs, CONFIG)
     (docs / "p.md").write_text(page("policy", "globex", "Version one."), encoding="utf-8")
-    report = store.ingest(docs, CONFIG)
+    report = ingest_folder(store, docs, CONFIG)
     assert report.added == ["globex:policy"] and report.removed == ["acme:policy"] and report.updated == []
     assert tenants_by_id(store) == {"globex:policy": "globex"}
 
@@ -113,7 +114,7 @@ def test_an_older_store_is_migrated_to_tenant_scoped_ids(tmp_path: Path) -> None
     )
     path = tmp_path / "store"
     with Store(path) as store:
-        store.ingest(docs, CONFIG)
+        ingest_folder(store, docs, CONFIG)
     # write the store back as version 2 wrote it: plain ids for every tenant
     with sqlite3.connect(path / DB_NAME) as conn:
         conn.execute("PRAGMA foreign_keys=OFF")
@@ -123,7 +124,7 @@ def test_an_older_store_is_migrated_to_tenant_scoped_ids(tmp_path: Path) -> None
     with Store(path) as store:
         assert tenants_by_id(store) == {"acme:alpha": "acme", "b": "default"}
         assert [c.id for c in store.chunks("acme:alpha")] == ["acme:alpha:c0"]
-        again = store.ingest(docs, CONFIG)
+        again = ingest_folder(store, docs, CONFIG)
         assert sorted(again.unchanged) == ["acme:alpha", "b"] and again.added == [] and again.removed == []
 
 
@@ -142,7 +143,7 @@ def test_an_older_postgres_store_is_migrated_to_tenant_scoped_ids(
         {"a.md": page("alpha", "acme", "Alpha text."), "b.md": "# Beta\n\nDefault tenant text.\n"},
     )
     store = make_store()
-    store.ingest(docs, CONFIG)
+    ingest_folder(store, docs, CONFIG)
     schema = store.schema
     # write the store back as version 3 wrote it: plain ids, and foreign keys without ON UPDATE
     with psycopg.connect(pg_url, autocommit=True) as conn, conn.transaction():
@@ -168,7 +169,7 @@ def test_an_older_postgres_store_is_migrated_to_tenant_scoped_ids(
     try:
         assert tenants_by_id(again) == {"acme:alpha": "acme", "b": "default"}
         assert [c.id for c in again.chunks("acme:alpha")] == ["acme:alpha:c0"]
-        report = again.ingest(docs, CONFIG)
+        report = ingest_folder(again, docs, CONFIG)
         assert sorted(report.unchanged) == ["acme:alpha", "b"] and report.added == [] and report.removed == []
     finally:
         again.close()

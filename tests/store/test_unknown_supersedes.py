@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.cli import app
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store import Store
 from evidencedesk.store.contract import StoreProtocol
 from tests.support.paths import KESTREL_DOCS
@@ -33,7 +34,7 @@ def _folder(root: Path) -> Path:
 
 def test_an_unknown_supersedes_is_reported_with_its_file(each_store: StoreProtocol, tmp_path: Path) -> None:
     folder = _folder(tmp_path)
-    report = each_store.ingest(folder, ChunkingConfig())
+    report = ingest_folder(each_store, folder, ChunkingConfig())
     # returns-v1 is a document of the default tenant; acme's document names it, but within acme it is unknown
     assert report.unknown_supersedes == [
         {"path": "acme.md", "doc_id": "acme:acme-terms", "supersedes": "returns-v1"},
@@ -41,21 +42,23 @@ def test_an_unknown_supersedes_is_reported_with_its_file(each_store: StoreProtoc
     ]
     assert report.to_dict()["unknown_supersedes"] == report.unknown_supersedes
     # reported again on the next run while the files still say so (the documents are unchanged)
-    again = each_store.ingest(folder, ChunkingConfig())
+    again = ingest_folder(each_store, folder, ChunkingConfig())
     assert sorted(again.unchanged) == sorted(report.added) and len(again.unknown_supersedes) == 2
     # the superseded document arrives: that line of the report goes away
     (folder / "hours-2019.md").write_text(_doc("hours-2019", "Open at ten."), "utf-8")
-    assert [u["doc_id"] for u in each_store.ingest(folder, ChunkingConfig()).unknown_supersedes] == ["acme:acme-terms"]
+    assert [u["doc_id"] for u in ingest_folder(each_store, folder, ChunkingConfig()).unknown_supersedes] == [
+        "acme:acme-terms"
+    ]
     # a document that supersedes one removed in this run is reported
     (folder / "returns-v1.md").unlink()
-    last = each_store.ingest(folder, ChunkingConfig())
+    last = ingest_folder(each_store, folder, ChunkingConfig())
     assert "returns-v1" in last.removed
     assert {u["doc_id"] for u in last.unknown_supersedes} == {"acme:acme-terms", "returns-v2"}
 
 
 def test_the_example_corpus_has_none_and_its_json_has_no_such_key(tmp_path: Path) -> None:
     with Store(tmp_path / "store") as store:
-        report = store.ingest(KESTREL_DOCS, ChunkingConfig())
+        report = ingest_folder(store, KESTREL_DOCS, ChunkingConfig())
     assert report.unknown_supersedes == [] and "unknown_supersedes" not in report.to_dict()
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from evidencedesk.documents import Chunk, Document
+from evidencedesk.ingest.sync import ingest_folder
 from tests.support.embedders import MemoEmbedder
 from tests.support.paths import KESTREL_DOCS, kestrel_available
 
@@ -119,9 +120,9 @@ def kestrel(pg_url: str, memo_embedder: MemoEmbedder, tmp_path_factory: pytest.T
     root = tmp_path_factory.mktemp("kestrel")
     cache = root / "embeddings.sqlite"
     embedded = Store(root / "store")
-    embedded.ingest(KESTREL_DOCS, ChunkingConfig())
+    ingest_folder(embedded, KESTREL_DOCS, ChunkingConfig())
     pg = PgStore(pg_url, schema=f"kestrel_{uuid.uuid4().hex[:8]}", embedder=memo_embedder, cache_path=cache)
-    pg.ingest(KESTREL_DOCS, ChunkingConfig())
+    ingest_folder(pg, KESTREL_DOCS, ChunkingConfig())
     yield embedded, pg, cache
     embedded.close()
     drop_schema(pg_url, pg.schema)

@@ -13,6 +13,7 @@ from typing import Any
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import stored_id
+from evidencedesk.ingest.sync import ingest_folder
 from evidencedesk.store import Store
 
 TENANTS = ("acme", "globex", "initech")
@@ -74,7 +75,7 @@ def write_labels(path: Path) -> Path:
 def build_store(root: Path) -> Path:
     store = root / "store"
     with Store(store) as db:
-        db.ingest(write_corpus(root / "docs"), ChunkingConfig())
+        ingest_folder(db, write_corpus(root / "docs"), ChunkingConfig())
     return store
 
 

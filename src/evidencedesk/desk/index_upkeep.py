@@ -38,6 +38,7 @@ class IndexUpkeep:
     ) -> Any:
         from evidencedesk.config import ChunkerSettings
         from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
+        from evidencedesk.ingest.sync import ingest_folder
 
         state = self.state
         try:
@@ -48,8 +49,8 @@ class IndexUpkeep:
         if limit < 1:
             raise ConfigError(f"max_bytes: must be at least 1, got {limit}")
         report = self._keep_index(
-            lambda: state.store.ingest(
-                Path(folder), chunking, max_bytes=limit, progress=progress, remove_missing=remove_missing
+            lambda: ingest_folder(
+                state.store, folder, chunking, max_bytes=limit, progress=progress, remove_missing=remove_missing
             )
         )
         state.build_id()

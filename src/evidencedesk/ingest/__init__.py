@@ -6,6 +6,7 @@ Defaults for a file whose metadata nobody declares:
 id from the relative path (lowercased, extension dropped, ``/`` and any character outside
 ``[a-z0-9_-]`` turned into ``-``), status ``current``, audience ``public``, lang ``en``, tenant
 ``default`` (the constants in :mod:`evidencedesk.documents`). Every failure is an IngestError.
+``ingest_folder`` parses a folder into a store (through the store's ``sync``).
 
 The names below load their module on first use, so that a command that only reads a store does not
 import every parser (and the e-mail and PDF libraries behind them).
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from evidencedesk.ingest.pdf import parse_pdf
     from evidencedesk.ingest.pptx import parse_pptx
     from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES, content_hash, doc_id_from_path
+    from evidencedesk.ingest.sync import ingest_folder
     from evidencedesk.ingest.text import parse_text
     from evidencedesk.ingest.xlsx import parse_xlsx
 
@@ -50,6 +52,7 @@ _MODULES = {
     "DEFAULT_MAX_BYTES": "raw",
     "content_hash": "raw",
     "doc_id_from_path": "raw",
+    "ingest_folder": "sync",
     "parse_text": "text",
     "parse_xlsx": "xlsx",
 }
@@ -78,6 +81,7 @@ __all__ = [
     "documents_in",
     "file_types",
     "files_in",
+    "ingest_folder",
     "parse_file",
     "parse_folder",
     "parse_html",

@@ -137,4 +137,4 @@ def parse_folder(folder: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> FolderResu
 
 def duplicate_id(doc: Document, first_path: str) -> IngestError:
     """The error for a document whose id an earlier file already claimed."""
-    return IngestError(doc.path, f"duplicate id {doc.id!r}: already used by {first_path}")
+    return IngestError.duplicate_id(doc.path, doc.id, first_path)

@@ -3,7 +3,7 @@
 A backend supplies how to run a query (``_rows``), its parameter mark, how a row becomes a
 Document, Chunk or JSON value, how an ingest transaction is opened (``_ingest``), and the two
 statements that differ between SQL dialects (saving a trace, inserting an evaluation run).
-Everything else (ingest and sync, reading documents and chunks, builds, traces and evaluation
+Everything else (sync, reading documents and chunks, builds, traces and evaluation
 runs) is the same code for every backend, so the backends cannot drift apart.
 """
 
@@ -11,26 +11,26 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
-from pathlib import Path
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from typing import Any, ClassVar, Self
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.errors import IngestError
-from evidencedesk.ingest.raw import DEFAULT_MAX_BYTES
 from evidencedesk.progress import Meter
-from evidencedesk.store.contract import Chunker, Progress
-from evidencedesk.store.ingest_plan import DocumentWriter, IngestRun, now, read_folder
+from evidencedesk.store.contract import Chunker
+from evidencedesk.store.ingest_plan import DocumentWriter, IngestRun, now
+from evidencedesk.store.json_data import JsonObject
 from evidencedesk.store.records import Build, IngestReport
 
 IN_BATCH = 500  # ids per ``IN (...)`` list (SQLite's bound-parameter limit is 999)
 DEFAULT_TRACE_KEEP = 10_000  # traces kept by default: the newest ones; older ones are deleted as new ones arrive
 
 
-def plain_json(data: dict[str, Any]) -> Any:
+def plain_json(data: Mapping[str, object]) -> JsonObject:
     """A JSON-safe copy of ``data``: dates and other objects become strings, on every backend alike."""
-    return json.loads(json.dumps(data, ensure_ascii=False, default=str))
+    copy: JsonObject = json.loads(json.dumps(data, ensure_ascii=False, default=str))
+    return copy
 
 
 class StoreBase(ABC):
@@ -67,11 +67,11 @@ class StoreBase(ABC):
         """Run ``work`` with this backend's writer inside one write transaction; commit what it returns."""
 
     @abstractmethod
-    def _put_trace(self, trace_id: str, created_at: str, data: Any, owner: str | None) -> None:
+    def _put_trace(self, trace_id: str, created_at: str, data: JsonObject, owner: str | None) -> None:
         """Insert or replace the trace ``trace_id`` (``data`` is JSON-safe) made by the key ``owner``."""
 
     @abstractmethod
-    def _put_eval_run(self, created_at: str, build_id: int | None, data: Any, owner: str | None) -> int:
+    def _put_eval_run(self, created_at: str, build_id: int | None, data: JsonObject, owner: str | None) -> int:
         """Insert an evaluation run (``data`` is JSON-safe) made by the key ``owner`` and return its id."""
 
     @abstractmethod
@@ -84,47 +84,30 @@ class StoreBase(ABC):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- ingest ---------------------------------------------------------------------------------
-    def ingest(
-        self,
-        folder: Path,
-        config: ChunkingConfig,
-        *,
-        max_bytes: int = DEFAULT_MAX_BYTES,
-        progress: Progress | None = None,
-        remove_missing: bool = True,
-    ) -> IngestReport:
-        """Parse every supported file under ``folder``, chunk what changed, and record a build.
-
-        Raises NotADirectoryError when ``folder`` is not a folder; a file that fails is reported, never raised.
-        """
-        listing = read_folder(Path(folder), max_bytes)
-        meter = Meter(listing.total, callback=progress)
-
-        def work(writer: DocumentWriter) -> IngestReport:
-            run = IngestRun(writer, config, self._chunker)
-            run.feed(listing.items, listing.total, meter.update)
-            run.report.progress = {"files": meter.summary()}  # recorded with the build, too
-            return run.finish(remove_missing=remove_missing, skipped=listing.skipped)
-
-        return self._ingest(work)
-
+    # -- writes -------------------------------------------------------------------------------
     def sync(
         self,
-        documents: Iterable[Document],
+        documents: Iterable[Document | IngestError],
         config: ChunkingConfig,
         *,
         failures: Iterable[IngestError] = (),
         remove_missing: bool = True,
+        skipped: Iterable[str] = (),
+        meter: Meter | None = None,
     ) -> IngestReport:
-        """Store already parsed documents (e.g. a BEIR corpus) the way ingest stores a folder's files."""
-        total = len(documents) if isinstance(documents, Sized) else 0
+        """Store parsed documents (a folder's files, a BEIR corpus) as one build; see ``DocumentStore.sync``."""
+        if meter is not None and meter.total:
+            total = meter.total
+        else:
+            total = len(documents) if isinstance(documents, Sized) else 0
 
         def work(writer: DocumentWriter) -> IngestReport:
             run = IngestRun(writer, config, self._chunker)
-            run.feed(documents, total)
+            run.feed(documents, total, None if meter is None else meter.update)
             run.feed(failures)
-            return run.finish(remove_missing=remove_missing)
+            if meter is not None:
+                run.report.progress = {"files": meter.summary()}  # recorded with the build, too
+            return run.finish(remove_missing=remove_missing, skipped=skipped)
 
         return self._ingest(work)
 
@@ -243,7 +226,7 @@ class StoreBase(ABC):
         return (f" WHERE {clause}" if clause else ""), list(equal.values())
 
     def save_trace(
-        self, trace_id: str, data: dict[str, Any], owner: str | None = None, keep: int | None = DEFAULT_TRACE_KEEP
+        self, trace_id: str, data: Mapping[str, object], owner: str | None = None, keep: int | None = DEFAULT_TRACE_KEEP
     ) -> None:
         """Save (or replace) a trace under ``trace_id``; then only the ``keep`` newest are kept (None: all)."""
         if not trace_id:
@@ -259,13 +242,13 @@ class StoreBase(ABC):
                 (keep,),
             )
 
-    def load_trace(self, trace_id: str, owner: str | None = None) -> dict[str, Any] | None:
+    def load_trace(self, trace_id: str, owner: str | None = None) -> JsonObject | None:
         """The trace saved under ``trace_id``; with ``owner``, only when that key made it."""
         where, params = self._where(owner, id=trace_id)
         rows = self._rows(f"SELECT data FROM traces{where}", params)
         return dict(self._json_from(rows[0]["data"])) if rows else None
 
-    def traces(self, limit: int = 50, owner: str | None = None) -> list[dict[str, Any]]:
+    def traces(self, limit: int = 50, owner: str | None = None) -> list[JsonObject]:
         """The ``limit`` most recently saved traces, newest first (with ``owner``: only that key's)."""
         if limit < 1:
             raise ValueError(f"limit: must be at least 1, got {limit}")
@@ -275,16 +258,17 @@ class StoreBase(ABC):
         return [dict(self._json_from(r["data"])) for r in rows]
 
     # -- evaluation runs ------------------------------------------------------------------------
-    def save_eval_run(self, data: dict[str, Any], owner: str | None = None) -> int:
+    def save_eval_run(self, data: Mapping[str, object], owner: str | None = None) -> int:
         """Save an evaluation run made by the key ``owner`` and return its id; ``build_id`` is taken
-        from ``data`` or the latest build."""
-        build_id = data.get("build_id")
+        from ``data`` (a build id) or the latest build."""
+        given = data.get("build_id")
+        build_id = given if isinstance(given, int) else None
         if build_id is None:
             latest = self.latest_build()
             build_id = latest.id if latest else None
         return self._put_eval_run(now(), build_id, plain_json(data), owner)
 
-    def _eval_run(self, row: Any) -> dict[str, Any]:
+    def _eval_run(self, row: Any) -> JsonObject:
         return {
             **self._json_from(row["data"]),
             "id": int(row["id"]),
@@ -292,13 +276,13 @@ class StoreBase(ABC):
             "build_id": row["build_id"],
         }
 
-    def load_eval_run(self, run_id: int, owner: str | None = None) -> dict[str, Any] | None:
+    def load_eval_run(self, run_id: int, owner: str | None = None) -> JsonObject | None:
         """The saved data with ``id``, ``created_at`` and ``build_id`` added (with ``owner``: only that key's)."""
         where, params = self._where(owner, id=run_id)
         rows = self._rows(f"SELECT * FROM eval_runs{where}", params)
         return self._eval_run(rows[0]) if rows else None
 
-    def eval_runs(self, owner: str | None = None) -> list[dict[str, Any]]:
+    def eval_runs(self, owner: str | None = None) -> list[JsonObject]:
         """Every evaluation run, oldest first, each as load_eval_run returns it (with ``owner``: only that key's)."""
         where, params = self._where(owner)
         return [self._eval_run(r) for r in self._rows(f"SELECT * FROM eval_runs{where} ORDER BY id", params)]

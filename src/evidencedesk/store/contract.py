@@ -3,7 +3,9 @@
 A store is two things at once, and the contract says each apart:
 
 - ``DocumentStore``: documents, their chunks and one build per ingest run, written all-or-nothing
-  by ``ingest`` and ``sync`` (what search, answering and snapshots read);
+  by ``sync`` (what search, answering and snapshots read). A store never reads files: parsing a
+  folder belongs to the ingest stage, which hands the store parsed documents
+  (``evidencedesk.ingest.sync.ingest_folder``);
 - ``RecordStore``: traces and evaluation runs, each with the API key that made it (its owner); a
   read for one key returns only that key's (what the service and the evaluation gate keep).
 
@@ -24,14 +26,16 @@ must choose a path:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Any, NotRequired, Protocol, Self, TypedDict, runtime_checkable
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.errors import IngestError
+from evidencedesk.progress import Meter
+from evidencedesk.store.json_data import JsonObject
 from evidencedesk.store.records import Build, IngestReport
 
 if TYPE_CHECKING:
@@ -40,8 +44,19 @@ if TYPE_CHECKING:
 
 Chunker = Callable[[Document, ChunkingConfig], list[Chunk]]
 """Turns one document into its chunks under a chunking config (``chunking.chunk_document``)."""
+
+
+class VectorModel(TypedDict):
+    """Which vectors a store holds: the embedding model's name, its dimension, and whether each chunk was
+    embedded with its context line (``contextual``, absent in a store written before it existed)."""
+
+    model: str
+    dim: int
+    contextual: NotRequired[bool]
+
+
 Progress = Callable[[int, int, str], None]
-"""Called after each file of an ingest with ``(done, total, path)``."""
+"""Called after each document or failure of a sync with ``(done, total, path)``."""
 
 
 class DocumentStore(Protocol):
@@ -60,28 +75,34 @@ class DocumentStore(Protocol):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None: ...
 
-    # -- ingest
-    def ingest(
-        self,
-        folder: Path,
-        config: ChunkingConfig,
-        *,
-        max_bytes: int = ...,
-        progress: Progress | None = None,
-        remove_missing: bool = True,
-    ) -> IngestReport:
-        """Parse every supported file under ``folder``, store what changed, and record a build."""
-        ...
-
+    # -- writes
     def sync(
         self,
-        documents: Iterable[Document],
+        documents: Iterable[Document | IngestError],
         config: ChunkingConfig,
         *,
         failures: Iterable[IngestError] = (),
         remove_missing: bool = True,
+        skipped: Iterable[str] = (),
+        meter: Meter | None = None,
     ) -> IngestReport:
-        """Store already parsed documents the way ``ingest`` stores a folder's files."""
+        """Store ``documents`` as one build: what changed is chunked and written, all or nothing.
+
+        The documents are read once, inside the write, so a source that raises leaves the previous build
+        as it was. Reading a folder is ``evidencedesk.ingest.sync.ingest_folder``, over this.
+
+        Args:
+            documents: Parsed documents; an ``IngestError`` among them (a file that could not be parsed)
+                is reported at its place, and a stored version of its path is kept.
+            config: The chunking every changed document is cut with.
+            failures: More failures, reported after the documents.
+            remove_missing: Remove the stored documents not given.
+            skipped: Paths reported as skipped (files no parser handles).
+            meter: Follows each item with its path; its summary becomes the report's ``progress["files"]``.
+
+        Returns:
+            The build's report (added, updated, unchanged, removed, failed, skipped, the store's size).
+        """
         ...
 
     # -- documents and chunks
@@ -132,18 +153,18 @@ class RecordStore(Protocol):
     """
 
     def save_trace(
-        self, trace_id: str, data: dict[str, Any], owner: str | None = None, keep: int | None = ...
+        self, trace_id: str, data: Mapping[str, object], owner: str | None = None, keep: int | None = ...
     ) -> None: ...
 
-    def load_trace(self, trace_id: str, owner: str | None = None) -> dict[str, Any] | None: ...
+    def load_trace(self, trace_id: str, owner: str | None = None) -> JsonObject | None: ...
 
-    def traces(self, limit: int = 50, owner: str | None = None) -> list[dict[str, Any]]: ...
+    def traces(self, limit: int = 50, owner: str | None = None) -> list[JsonObject]: ...
 
-    def save_eval_run(self, data: dict[str, Any], owner: str | None = None) -> int: ...
+    def save_eval_run(self, data: Mapping[str, object], owner: str | None = None) -> int: ...
 
-    def load_eval_run(self, run_id: int, owner: str | None = None) -> dict[str, Any] | None: ...
+    def load_eval_run(self, run_id: int, owner: str | None = None) -> JsonObject | None: ...
 
-    def eval_runs(self, owner: str | None = None) -> list[dict[str, Any]]: ...
+    def eval_runs(self, owner: str | None = None) -> list[JsonObject]: ...
 
 
 class StoreProtocol(DocumentStore, RecordStore, Protocol):
@@ -175,8 +196,8 @@ class HoldsVectors(Protocol):
         when ``contextual``); returns how many were embedded."""
         ...
 
-    def vector_model(self) -> dict[str, Any] | None:
-        """``{"model", "dim"}`` of the vectors held, or None."""
+    def vector_model(self) -> VectorModel | None:
+        """The model, dimension and contextual flag of the vectors held, or None."""
         ...
 
 
@@ -208,4 +229,5 @@ __all__ = [
     "SearchesInside",
     "SnapshotStore",
     "StoreProtocol",
+    "VectorModel",
 ]

@@ -16,17 +16,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Protocol
 
 from evidencedesk.chunking.config import ChunkingConfig
 from evidencedesk.documents import Chunk, Document, stored_id, tenant_scoped
 from evidencedesk.errors import IngestError
 from evidencedesk.store.contract import Chunker, Progress
-from evidencedesk.store.records import IngestReport
+from evidencedesk.store.json_data import JsonObject
+from evidencedesk.store.records import FailedFile, IngestReport
 
 Item = tuple[Document, Sequence[Chunk]]
 """A document with exactly the chunks to store for it."""
@@ -66,7 +66,7 @@ class DocumentWriter(Protocol):
         """Every stored document by id."""
         ...
 
-    def begin_build(self, chunking: dict[str, Any], chunking_hash: str) -> int:
+    def begin_build(self, chunking: JsonObject, chunking_hash: str) -> int:
         """Record a new build (filled in by ``end_build``) and return its id."""
         ...
 
@@ -93,36 +93,6 @@ class DocumentWriter(Protocol):
     def end_build(self, build_id: int, report: IngestReport) -> None:
         """Record the finished report (and the store's size) in the build."""
         ...
-
-
-@dataclass(frozen=True)
-class FolderListing:
-    """A folder's files as ingest items: parsed documents, or the error each failed file gave."""
-
-    items: Iterator[Document | IngestError]
-    total: int
-    skipped: list[str]
-
-
-def read_folder(folder: Path, max_bytes: int) -> FolderListing:
-    """Scan ``folder`` now and parse its files lazily (one at a time, as the run consumes them).
-
-    Raises NotADirectoryError when ``folder`` is not a folder and ValueError for ``max_bytes < 1``.
-    """
-    if max_bytes < 1:
-        raise ValueError(f"max_bytes: must be at least 1, got {max_bytes}")
-    from evidencedesk.ingest.folder import parse_file, scan  # the parsers load only when a folder is read
-
-    listing = scan(Path(folder))
-
-    def parsed() -> Iterator[Document | IngestError]:
-        for path, rel in listing.files:
-            try:
-                yield parse_file(path, rel, max_bytes)
-            except IngestError as exc:
-                yield exc
-
-    return FolderListing(parsed(), len(listing.files), list(listing.skipped))
 
 
 class IngestRun:
@@ -173,9 +143,7 @@ class IngestRun:
         doc = tenant_scoped(doc)  # a document handed in directly, not parsed from a file, is scoped too
         earlier = self.seen.get(doc.id) or self.pending_paths.get(doc.id)
         if earlier is not None:
-            from evidencedesk.ingest.folder import duplicate_id
-
-            raise duplicate_id(doc, earlier)
+            raise IngestError.duplicate_id(doc.path, doc.id, earlier)
         named = doc.metadata.supersedes
         if named:
             self.supersedes[doc.id] = (doc.path, named, stored_id(named, doc.metadata.tenant))
@@ -228,7 +196,7 @@ class IngestRun:
             for doc_id, (path, named, target) in self.supersedes.items()
             if doc_id in self.seen and target not in present
         ]
-        self.report.failed = [{**f.to_dict(), "kept": kept.get(f.path)} for f in self.failures]
+        self.report.failed = [FailedFile(path=f.path, reason=f.reason, kept=kept.get(f.path)) for f in self.failures]
         self.report.skipped = list(skipped)
         self.report.n_documents, self.report.n_chunks = self.writer.totals()
         self.writer.end_build(self.build_id, self.report)
@@ -237,12 +205,10 @@ class IngestRun:
 
 __all__ = [
     "DocumentWriter",
-    "FolderListing",
     "IngestRun",
     "Item",
     "StoredVersion",
     "document_fingerprint",
     "fingerprint",
     "now",
-    "read_folder",
 ]

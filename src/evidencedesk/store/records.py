@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
+
+from evidencedesk.store.json_data import JsonObject
 
 
 @dataclass(frozen=True)
@@ -12,14 +15,23 @@ class Build:
 
     id: int
     created_at: str
-    chunking: dict[str, Any]
+    chunking: JsonObject
     chunking_hash: str
     n_documents: int
     n_chunks: int
-    report: dict[str, Any]
+    report: JsonObject
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return asdict(self)
+
+
+class FailedFile(TypedDict):
+    """A file (or document) an ingest run could not store: its path, why, and the id of the stored version
+    that stays because of it (None when there is none)."""
+
+    path: str
+    reason: str
+    kept: str | None
 
 
 @dataclass
@@ -40,21 +52,21 @@ class IngestReport:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
-    failed: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[FailedFile] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     build_id: int | None = None
-    chunking: dict[str, Any] = field(default_factory=dict)
+    chunking: JsonObject = field(default_factory=dict)
     n_documents: int = 0
     n_chunks: int = 0
-    progress: dict[str, Any] = field(default_factory=dict)
+    progress: dict[str, JsonObject] = field(default_factory=dict)
     unknown_supersedes: list[dict[str, str]] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         out = asdict(self)
         if not self.unknown_supersedes:  # the report of a run without one reads as it always did
             del out["unknown_supersedes"]
         return out
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> IngestReport:
+    def from_dict(cls, d: Mapping[str, Any]) -> IngestReport:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})

@@ -8,6 +8,7 @@ import sqlite3
 from typing import Any
 
 from evidencedesk.documents import Chunk, Document, Location, Metadata
+from evidencedesk.store.json_data import JsonObject
 
 DOCUMENT_COLUMNS = (
     "id", "path", "format", "title", "content_hash", "chunking_hash", "build_id", "metadata",
@@ -67,7 +68,7 @@ def chunk_from_row(row: sqlite3.Row) -> Chunk:
     return chunk_from_columns(row, json.loads(row["heading_path"]), json.loads(row["metadata"]))
 
 
-def chunk_from_columns(r: Any, heading_path: Any, metadata: dict[str, Any]) -> Chunk:
+def chunk_from_columns(r: Any, heading_path: Any, metadata: JsonObject) -> Chunk:
     """A chunk from the columns both stores keep (``CHUNK_COLUMNS`` with the document's ``doc_title`` and
     ``doc_path``), given its heading path and metadata already decoded (each store encodes them its way)."""
     return Chunk(

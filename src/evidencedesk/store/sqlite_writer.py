@@ -13,6 +13,7 @@ from typing import Any
 
 from evidencedesk.errors import IngestError
 from evidencedesk.store.ingest_plan import Item, StoredVersion, fingerprint, now
+from evidencedesk.store.json_data import JsonObject
 from evidencedesk.store.records import IngestReport
 from evidencedesk.store.rows import CHUNK_COLUMNS, DOCUMENT_COLUMNS, chunk_row, document_row, insert_sql
 
@@ -32,7 +33,7 @@ class SqliteWriter:
         rows = self.conn.execute("SELECT id, path, content_hash, title, metadata, chunking_hash FROM documents")
         return {r[0]: StoredVersion(r[1], fingerprint(r[2], r[3], json.loads(r[4])), r[5]) for r in rows}
 
-    def begin_build(self, chunking: dict[str, Any], chunking_hash: str) -> int:
+    def begin_build(self, chunking: JsonObject, chunking_hash: str) -> int:
         cur = self.conn.execute(
             "INSERT INTO builds (created_at, chunking, chunking_hash, n_documents, n_chunks, report)"
             " VALUES (?, ?, ?, 0, 0, '{}')",

@@ -21,6 +21,7 @@ from evidencedesk.errors import StoreError
 from evidencedesk.store.base import StoreBase
 from evidencedesk.store.contract import Chunker
 from evidencedesk.store.ingest_plan import DocumentWriter
+from evidencedesk.store.json_data import JsonObject
 from evidencedesk.store.records import IngestReport
 from evidencedesk.store.rows import chunk_from_row, document_from_row
 from evidencedesk.store.schema import DB_NAME, connect
@@ -128,14 +129,14 @@ class Store(StoreBase):
                 raise
             return report
 
-    def _put_trace(self, trace_id: str, created_at: str, data: Any, owner: str | None) -> None:
+    def _put_trace(self, trace_id: str, created_at: str, data: JsonObject, owner: str | None) -> None:
         with self._lock:
             self._conn.execute(
                 "INSERT OR REPLACE INTO traces (id, created_at, data, owner) VALUES (?, ?, ?, ?)",
                 (trace_id, created_at, json.dumps(data, ensure_ascii=False), owner),
             )
 
-    def _put_eval_run(self, created_at: str, build_id: int | None, data: Any, owner: str | None) -> int:
+    def _put_eval_run(self, created_at: str, build_id: int | None, data: JsonObject, owner: str | None) -> int:
         with self._lock:
             cur = self._conn.execute(
                 "INSERT INTO eval_runs (created_at, build_id, data, owner) VALUES (?, ?, ?, ?)",

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
 
 from evidencedesk.documents import stored_id
 from evidencedesk.store.ingest_plan import now
+from evidencedesk.store.json_data import JsonObject
 from evidencedesk.store.records import IngestReport
 
 
@@ -24,7 +24,7 @@ def renames(documents: Iterable[tuple[str, str]]) -> dict[str, str]:
     return {doc_id: new for doc_id, tenant in documents if (new := stored_id(doc_id, tenant)) != doc_id}
 
 
-def migration_build(moved: dict[str, str], chunking: dict[str, Any], size: tuple[int, int]) -> IngestReport:
+def migration_build(moved: dict[str, str], chunking: JsonObject, size: tuple[int, int]) -> IngestReport:
     """The report of the build recording the renaming: the new ids added, the old ones removed."""
     return IngestReport(
         added=sorted(moved.values()), removed=sorted(moved), chunking=chunking, n_documents=size[0], n_chunks=size[1]

@@ -34,6 +34,7 @@ from psycopg import sql
 from evidencedesk.backends.postgres.bm25_drift import FLOAT32_SLACK
 from evidencedesk.backends.postgres.bm25_sparse import QueryTerm
 from evidencedesk.backends.postgres.impact_jit import MAX_TERMS, Gather
+from evidencedesk.backends.postgres.scope_sql import SqlParams
 from evidencedesk.retrieval.scope import Scope
 
 # Blocks read per term at first, and the factor a term's read blocks grow by each round it is read
@@ -72,7 +73,7 @@ class ImpactStats:
     rescored: int = 0
 
 
-def _tenant_filter(scope: Scope | None, params: dict[str, Any]) -> str | None:
+def _tenant_filter(scope: Scope | None, params: SqlParams) -> str | None:
     """The block query's tenant condition; None when the scope allows no tenant at all."""
     if scope is None or scope.tenants is None:
         return ""
@@ -90,7 +91,7 @@ class _Terms:
     """The postings read so far, gathered per chunk row (``impact_jit.Gather``), and what each query
     term has left unread."""
 
-    def __init__(self, statement: bytes, params: dict[str, Any], terms: Sequence[QueryTerm]) -> None:
+    def __init__(self, statement: bytes, params: SqlParams, terms: Sequence[QueryTerm]) -> None:
         self.statement, self.params = statement, params
         self.ids = [t.id for t in terms]
         self.idf = np.array([t.idf for t in terms], dtype=np.float64)
@@ -137,7 +138,7 @@ def impact_top(
     k: int,
     scope: Scope | None,
     condition: sql.Composable,
-    params: dict[str, Any],
+    params: SqlParams,
     exact: Callable[[Sequence[int], Sequence[int], int], float],
     ratio: float,
     query_vector: Any,

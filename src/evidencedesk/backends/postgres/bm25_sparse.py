@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from pgvector import SparseVector
@@ -29,6 +28,7 @@ from evidencedesk.documents import Chunk
 from evidencedesk.index.bm25 import lucene_idf
 from evidencedesk.index.bm25_weight import check_params, term_weight
 from evidencedesk.retrieval.contextual import index_text
+from evidencedesk.store.json_data import JsonObject
 from evidencedesk.text.tokenizer import DEFAULT_TOKENIZER, Tokenizer
 
 SPARSE_DIM = 1_000_000_000  # pgvector's largest sparsevec dimension; term ids count from 1
@@ -65,7 +65,7 @@ class BM25Encoder:
         if not isinstance(self.tokenizer, Tokenizer):
             raise ValueError(f"tokenizer: expected a Tokenizer, got {type(self.tokenizer).__name__}")
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JsonObject:
         return {"k1": self.k1, "b": self.b, "tokenizer": self.tokenizer.to_dict(), "contextual": self.contextual}
 
     # -- document side -------------------------------------------------------------------------------

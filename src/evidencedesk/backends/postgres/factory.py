@@ -8,6 +8,7 @@ BM25 settings belong to the store (``PgStore(..., k1=, b=, tokenizer=)`` or ``co
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from evidencedesk.backends.postgres.searchers import PgBM25Searcher, PgDenseSearcher
@@ -23,7 +24,7 @@ _DENSE_PARAMS = (
 )  # fmt: skip
 
 
-def _unknown(method: str, params: dict[str, Any], accepted: tuple[str, ...]) -> None:
+def _unknown(method: str, params: Mapping[str, object], accepted: tuple[str, ...]) -> None:
     unknown = set(params) - set(accepted)
     if unknown:
         raise ValueError(

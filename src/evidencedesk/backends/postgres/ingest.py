@@ -8,7 +8,6 @@ others are stored. The caller owns the transaction.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -16,6 +15,7 @@ from psycopg.types.json import Jsonb
 from evidencedesk.backends.postgres.writer import Writer
 from evidencedesk.errors import IngestError
 from evidencedesk.store.ingest_plan import Item, StoredVersion, fingerprint, now
+from evidencedesk.store.json_data import JsonObject
 from evidencedesk.store.records import IngestReport
 
 BATCH_DOCUMENTS = 500
@@ -34,7 +34,7 @@ class PgIngestWriter:
         rows = self.conn.execute("SELECT id, path, content_hash, title, metadata, chunking_hash FROM documents")
         return {r[0]: StoredVersion(r[1], fingerprint(r[2], r[3], r[4]), r[5]) for r in rows.fetchall()}
 
-    def begin_build(self, chunking: dict[str, Any], chunking_hash: str) -> int:
+    def begin_build(self, chunking: JsonObject, chunking_hash: str) -> int:
         row = self.conn.execute(
             "INSERT INTO builds (created_at, chunking, chunking_hash, n_documents, n_chunks, report)"
             " VALUES (%s, %s, %s, 0, 0, '{}') RETURNING id",

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evidencedesk.documents import Chunk, Document
+from evidencedesk.store.json_data import JsonObject
 from evidencedesk.store.rows import CHUNK_COLUMNS, DOCUMENT_COLUMNS, chunk_from_columns, text_hash
 
 # the same columns as the embedded store's tables; PostgreSQL types of those that are not text
@@ -29,7 +30,7 @@ def document_row(doc: Document, chunking_hash: str, build_id: int | None) -> tup
     )  # fmt: skip
 
 
-def chunk_row(chunk: Chunk, n: int, meta: dict[str, Any] | None = None) -> tuple[Any, ...]:
+def chunk_row(chunk: Chunk, n: int, meta: JsonObject | None = None) -> tuple[Any, ...]:
     """``meta``: ``chunk.metadata.to_dict()`` when the caller already has it (chunks share their document's)."""
     m, loc = chunk.metadata, chunk.location
     meta = meta if meta is not None else m.to_dict()

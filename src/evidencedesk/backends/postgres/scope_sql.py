@@ -8,19 +8,22 @@ parameters (``scope_*``), never spliced into the SQL text.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TypeAlias
 
 import psycopg
 from psycopg import sql
 
 from evidencedesk.retrieval.scope import Scope
 
+SqlParams: TypeAlias = dict[str, object]
+"""Named parameters of a statement (``%(name)s``), each a value the driver adapts."""
+
 _SET_COLUMNS = (
     ("statuses", "status"), ("audiences", "audience"), ("langs", "lang"), ("tenants", "tenant"), ("doc_ids", "doc_id"),
 )  # fmt: skip
 
 
-def scope_condition(scope: Scope | None, alias: str = "") -> tuple[sql.Composed, dict[str, Any]]:
+def scope_condition(scope: Scope | None, alias: str = "") -> tuple[sql.Composed, SqlParams]:
     """``(cond AND cond ...)`` and its parameters; ``TRUE`` when the scope allows everything."""
     scope = scope if scope is not None else Scope()
 
@@ -28,7 +31,7 @@ def scope_condition(scope: Scope | None, alias: str = "") -> tuple[sql.Composed,
         return sql.Identifier(alias, name) if alias else sql.Identifier(name)
 
     parts: list[sql.Composable] = []
-    params: dict[str, Any] = {}
+    params: SqlParams = {}
     for field, column in _SET_COLUMNS:
         allowed = getattr(scope, field)
         if allowed is None:

@@ -24,7 +24,7 @@ from evidencedesk.backends.postgres.bm25_drift import cut_is_exact, upper_ratio
 from evidencedesk.backends.postgres.bm25_impact import ImpactStats, impact_top
 from evidencedesk.backends.postgres.bm25_sparse import QueryTerm
 from evidencedesk.backends.postgres.rows import CHUNK_SELECT, chunk_from_record
-from evidencedesk.backends.postgres.scope_sql import limit_tenants, scope_condition
+from evidencedesk.backends.postgres.scope_sql import SqlParams, limit_tenants, scope_condition
 from evidencedesk.backends.postgres.store import PgStore
 from evidencedesk.documents import Chunk
 from evidencedesk.index.embedders import Embedder, default_embedder, embed_query
@@ -32,6 +32,7 @@ from evidencedesk.retrieval.candidates import Candidate, ranked
 from evidencedesk.retrieval.dense import dense_identity
 from evidencedesk.retrieval.row_searcher import check_k
 from evidencedesk.retrieval.scope import Scope
+from evidencedesk.store.json_data import JsonObject
 from evidencedesk.text.tokenizer import Tokenizer
 
 DENSE_MODES = ("hnsw", "exact")
@@ -142,7 +143,7 @@ class PgBM25Searcher:
     def b(self) -> float:
         return self.store.encoder.b
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JsonObject:
         """What makes two BM25 indexes over the same chunks interchangeable (the embedded searcher's keys)."""
         enc = self.store.encoder
         return {
@@ -229,7 +230,7 @@ class PgBM25Searcher:
         self,
         conn: psycopg.Connection,
         statement: sql.Composed,
-        params: dict[str, Any],
+        params: SqlParams,
         terms: list[QueryTerm],
         k: int,
         avgdl: float,
@@ -294,7 +295,7 @@ class PgDenseSearcher:
         self.contextual = bool(contextual)
         store.ensure_vectors(self.embedder, cache_path, batch_size, self.contextual)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JsonObject:
         return dense_identity(self.name, self.embedder, self.contextual, self.mode == "hnsw")
 
     def embed_query(self, query: str) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 Documents and chunks are stored with their metadata as columns; each chunk also gets a BM25 row
 (term frequencies and encoded ``sparsevec`` weights) and, once an embedder is in use, a dense
-vector under an HNSW index. Every write (ingest, sync, upsert, delete) is one transaction under an
+vector under an HNSW index. Every write (sync, upsert, delete) is one transaction under an
 advisory lock, and leaves both index sides complete and current before it commits, so a search
 always sees the last committed ingest and never a half-written one.
 """
@@ -31,8 +31,9 @@ from evidencedesk.index.embedders import Embedder, embedder_from_name
 from evidencedesk.index.embedding_cache import EmbeddingCache
 from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.store.base import StoreBase
-from evidencedesk.store.contract import Chunker
+from evidencedesk.store.contract import Chunker, VectorModel
 from evidencedesk.store.ingest_plan import DocumentWriter
+from evidencedesk.store.json_data import JsonObject
 from evidencedesk.store.records import IngestReport
 from evidencedesk.text.tokenizer import Tokenizer
 from evidencedesk.urls import redact_url
@@ -291,10 +292,16 @@ class PgStore(StoreBase):
 
         return pg_searcher(method, self, **params)
 
-    def vector_model(self) -> dict[str, Any] | None:
+    def vector_model(self) -> VectorModel | None:
         """``{"model", "dim", "contextual"}`` of the vectors the store holds, or None."""
         rows = self._rows("SELECT value FROM settings WHERE key = 'vectors'")
-        return dict(rows[0]["value"]) if rows else None
+        if not rows:
+            return None
+        value = rows[0]["value"]
+        found = VectorModel(model=value["model"], dim=value["dim"])
+        if "contextual" in value:
+            found["contextual"] = value["contextual"]
+        return found
 
     # -- the primitives StoreBase needs ------------------------------------------------------------
     def _rows(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
@@ -313,7 +320,7 @@ class PgStore(StoreBase):
     def _ingest(self, work: Callable[[DocumentWriter], IngestReport]) -> IngestReport:
         return self._write(lambda writer: work(PgIngestWriter(writer)))
 
-    def _put_trace(self, trace_id: str, created_at: str, data: Any, owner: str | None) -> None:
+    def _put_trace(self, trace_id: str, created_at: str, data: JsonObject, owner: str | None) -> None:
         with self.pool.connection() as conn:
             conn.execute(
                 "INSERT INTO traces (id, created_at, data, owner) VALUES (%s, %s, %s, %s)"
@@ -322,7 +329,7 @@ class PgStore(StoreBase):
                 (trace_id, created_at, Jsonb(data), owner),
             )
 
-    def _put_eval_run(self, created_at: str, build_id: int | None, data: Any, owner: str | None) -> int:
+    def _put_eval_run(self, created_at: str, build_id: int | None, data: JsonObject, owner: str | None) -> int:
         with self.pool.connection() as conn:
             row = conn.execute(
                 "INSERT INTO eval_runs (created_at, build_id, data, owner) VALUES (%s, %s, %s, %s) RETURNING id",

@@ -35,6 +35,7 @@ from evidencedesk.documents import Chunk, Document, Location
 from evidencedesk.index.embedders import Embedder
 from evidencedesk.index.embedding_cache import EmbeddingCache, embed_cached
 from evidencedesk.retrieval.contextual import index_text
+from evidencedesk.store.json_data import JsonObject
 from evidencedesk.store.rows import CHUNK_COLUMNS, DOCUMENT_COLUMNS
 
 Item = tuple[Document, Sequence[Chunk]]
@@ -84,7 +85,7 @@ class Vocabulary:
         return self.ids
 
 
-def _meta(chunk: Chunk, last: list[Any]) -> dict[str, Any]:
+def _meta(chunk: Chunk, last: list[Any]) -> JsonObject:
     """The chunk's metadata as a dict, converted once for a run of chunks with equal metadata (a document's);
     ``last`` holds the previous chunk's (metadata, dict)."""
     m = chunk.metadata
