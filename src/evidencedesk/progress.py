@@ -12,18 +12,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TypedDict
+
+from evidencedesk.json_types import JsonObject
 
 Callback = Callable[[int, int, str], None]
-
-
-class MeterSummary(TypedDict):
-    """A Meter's figures: steps done of ``total``, the seconds they took and the steps per second."""
-
-    count: int
-    total: int
-    seconds: float
-    per_second: float
 
 
 @dataclass
@@ -67,7 +59,8 @@ class Meter:
             return None
         return max(self.total - self.done, 0) / self.rate
 
-    def summary(self) -> MeterSummary:
+    def summary(self) -> JsonObject:
+        """``count`` steps done of ``total``, the ``seconds`` they took and the steps ``per_second``."""
         return {"count": self.done, "total": self.total, "seconds": round(self.seconds, 3),
                 "per_second": round(self.rate, 2)}  # fmt: skip
 
