@@ -41,12 +41,13 @@ def test_ask_cites_only_what_it_was_shown(desk: Desk) -> None:
 
 def test_evaluate_diagnose_and_compare(desk: Desk) -> None:
     run = desk.evaluate(LABELS, k=3)
-    assert run["method"] == "bm25" and run["k"] == 3 and run["run_id"]
+    assert run.method == "bm25" and run.k == 3 and run.run_id
     failing = desk.diagnose(LABELS, k=3)  # each question answered as ask answers it, its trace diagnosed
     assert failing and all(d.root.stage in STAGES for d in failing)
-    unfound = {r["id"] for r in run["questions"] if r["answerable"] and r["rank"] is None}
+    unfound = {r.id for r in run.questions if r.answerable and r.rank is None}
     assert {d.question_id for d in failing} >= unfound
-    assert not desk.compare(run["run_id"], run["run_id"]).regressed
+    assert not desk.compare(run.run_id, run.run_id).regressed
+    assert desk.eval_run(run.run_id).to_dict() == run.to_dict()  # read back as it was returned
 
 
 def test_chunker_override_is_recorded_as_a_new_build(desk: Desk, tmp_path: Path) -> None:

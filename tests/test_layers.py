@@ -38,7 +38,9 @@ NOUNS = ("documents", "errors", "constants", "urls", "progress", "json_types")  
 FACES = ("cli", "server", "integrations")  # integrations: adapters for the tools users already run
 # What a face may import: modules of the public API, and from the package itself the names that are
 # the Desk, the settings, errors or result types (not the stages it also exports for library users).
-FACE_MODULES = frozenset({"desk", "config", "documents", "trace", "errors", "constants", "urls", "progress", *FACES})
+FACE_MODULES = frozenset(
+    {"desk", "config", "documents", "trace", "errors", "constants", "urls", "progress", "results", *FACES}
+)
 FACE_NAMES = frozenset({
     "Desk", "Settings", "load_settings", "load_labels", "Document", "Chunk", "Metadata", "Location", "Scope",
     "Candidate", "Part", "Searcher", "Trace", "Finding", "ChunkingConfig", "AnswerDelta", "AnswerDone",

@@ -5,9 +5,12 @@ name (BM25's k1 and b, stemming, stopwords, the contextual line, fusion) comes f
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidencedesk.config import Settings
+
+if TYPE_CHECKING:
+    from evidencedesk.results.evaluation import BeirSummary
 
 
 def beir_params(
@@ -59,7 +62,7 @@ def run_beir(
     params: dict[str, Any],
     split: str = "test",
     run_out: str | Path | None = None,
-) -> dict[str, Any]:
+) -> BeirSummary:
     """Index (once) and score ``method`` on the BEIR dataset; returns the summary row."""
     from evidencedesk.evaluation import beir
 

@@ -59,29 +59,28 @@ def test_desk_evaluate_never_lists_the_whole_store_and_matches_evaluating_over_e
         diagnoses = desk.diagnose(some)
         answered = desk.evaluate(some, answers="extractive", save=False)
         hidden = desk.evaluate(some, answers="extractive", save=False, hide_outside_scope=True)
-    got = {q["id"]: q for q in run["questions"]}
+    got = {q.id: q for q in run.questions}
     assert [q.id for q in want] == list(got)
     for r in want:
         q = got[r.id]
-        assert (q["rank"], q["ranking"], q["relevant"], q["metrics"]) == (r.rank, r.ranking, r.relevant, r.metrics)
-        assert q["findings"] == [f.to_dict() for f in r.findings]
-    assert run["label_counts_unfiltered"] == counts_rows(want_unfiltered)
+        assert (q.rank, q.ranking, q.relevant, q.metrics) == (r.rank, r.ranking, r.relevant, r.metrics)
+        assert q.findings == r.findings
+    assert run.label_counts_unfiltered == counts_rows(want_unfiltered)
     # diagnose reads the traces eval --answers scores: the same findings, from the gold chunks alone
-    records = answered["answers"]["questions"]
-    assert {d.question_id: [f.to_dict() for f in d.findings] for d in diagnoses} == {
-        r["id"]: r["findings"] for r in records if r["findings"]
-    }
+    assert answered.answers is not None and hidden.answers is not None
+    records = answered.answers.records
+    assert {d.question_id: d.findings for d in diagnoses} == {r.id: r.findings for r in records if r.findings}
     by_id = {c.id: c for c in every}
     lost = {r.id for r in want if r.findings and r.findings[0].stage == "ingestion"}
     assert {d.question_id for d in diagnoses if d.root.stage == "ingestion"} == lost & {x.id for x in some}
-    for x, out, record, inside in zip(some, asked, records, hidden["answers"]["questions"], strict=True):
+    for x, out, record, inside in zip(some, asked, records, hidden.answers.records, strict=True):
         expected = (out["answer"], out["abstained"], out["citations"], out["context"])
-        assert (record["answer"], record["abstained"], record["cited"], record["context"]) == expected
-        assert (inside["answer"], inside["abstained"], inside["cited"], inside["context"]) == expected
+        assert (record.answer, record.abstained, list(record.cited), list(record.context)) == expected
+        assert (inside.answer, inside.abstained, list(inside.cited), list(inside.context)) == expected
         # what the generator was shown: a chunk trimmed to its answering units counts by its excerpt
         shown = {c["chunk_id"]: replace(by_id[c["chunk_id"]], text=c["text"]) for c in out["context_candidates"]}
         gold = x.answerable and any(x.grade_of(shown[cid]) == 2 for cid in out["context"])
-        assert record["gold_in_context"] == inside["gold_in_context"] == gold
+        assert record.gold_in_context == inside.gold_in_context == gold
 
 
 def test_an_empty_store_is_still_a_clear_error(tmp_path: Path) -> None:

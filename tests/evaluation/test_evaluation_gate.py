@@ -29,7 +29,7 @@ def run_with(means: dict[str, dict[str, float]], k: int = 5) -> dict:
 def test_compare_flags_a_drop_beyond_the_threshold_on_any_slice() -> None:
     a = run_with({"all": {"recall@5": 0.80, "mrr@5": 0.60}, "bangla": {"recall@5": 0.90}})
     same = compare(a, a)
-    assert not same.regressed and len(same.deltas) == 3 and same.notes == []
+    assert not same.regressed and len(same.deltas) == 3 and same.notes == ()
     b = run_with({"all": {"recall@5": 0.79, "mrr@5": 0.70}, "bangla": {"recall@5": 0.80}})
     result = compare(a, b, threshold=0.02)
     assert result.regressed
@@ -48,7 +48,7 @@ def test_compare_notes_what_cannot_be_compared() -> None:
     a = run_with({"all": {"recall@5": 0.8}, "stale": {"recall@5": 0.5}})
     b = run_with({"all": {"recall@3": 0.1}}, k=3)
     result = compare(a, b)
-    assert not result.regressed and result.deltas == []
+    assert not result.regressed and result.deltas == ()
     assert any("k differs" in n for n in result.notes)
     assert any("slice 'stale' only in run A" in n for n in result.notes)
     with pytest.raises(ValueError, match="slices"):

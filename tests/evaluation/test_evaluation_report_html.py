@@ -35,14 +35,8 @@ def report(documents, labels, chunks) -> tuple[str, dict, list]:
     results = evaluate(searchers["bm25"], labels, chunks, Scope(), 5)
     unfiltered = evaluate(searchers["bm25"], labels, chunks, Scope.everything(), 5)
     rows, curves = compare_strategies(searchers, labels, chunks, Scope(), 5)
-    run = EvalRun(
-        "bm25",
-        5,
-        Scope().to_dict(),
-        results,
-        unfiltered=unfiltered,
-        strategies=[r.to_dict() for r in rows],
-        curves=curves,
+    run = EvalRun.of(
+        "bm25", 5, Scope().to_dict(), results, unfiltered=unfiltered, strategies=rows, curves=curves
     ).to_dict()
     configs = (
         ChunkingConfig("fixed", size=40),

@@ -38,7 +38,7 @@ def test_per_question_rows_agree_with_the_metric_functions(results, chunks) -> N
 
 def test_eval_run_aggregates_and_round_trips(results, labels, chunks) -> None:
     unfiltered = evaluate(make_searcher("bm25", chunks), labels, chunks, Scope.everything(), 5)
-    run = EvalRun("bm25", 5, Scope().to_dict(), results, build_id=7, chunking_hash="abc", unfiltered=unfiltered)
+    run = EvalRun.of("bm25", 5, Scope().to_dict(), results, build_id=7, chunking_hash="abc", unfiltered=unfiltered)
     d = json.loads(json.dumps(run.to_dict()))
     answerable = [r for r in results if r.answerable]
     assert d["n_answerable"] == len(answerable) and d["n_unanswerable"] == len(results) - len(answerable)
@@ -55,7 +55,7 @@ def test_eval_run_aggregates_and_round_trips(results, labels, chunks) -> None:
     assert stale.get(("retrieval", "stale_document"), 0) > 0
     assert shut.get(("retrieval", "stale_document"), 0) == 0  # the filter makes the label vanish
     back = EvalRun.from_dict(d)
-    assert back.to_dict()["slices"] == d["slices"]
+    assert back.to_dict() == d and back.slices == run.slices
     assert [q.findings for q in back.questions] == [q.findings for q in results]
 
 

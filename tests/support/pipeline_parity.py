@@ -21,6 +21,7 @@ from fastapi.testclient import TestClient
 
 from evidencedesk.config import Settings, parse_settings
 from evidencedesk.desk import Desk
+from evidencedesk.evaluation.answers import AnswerRecord
 from evidencedesk.evaluation.labels import Label, load_labels
 from evidencedesk.server.app import create_app
 from evidencedesk.server.state import ServiceState
@@ -90,9 +91,9 @@ def answer_of(out: dict[str, Any]) -> tuple[str, bool, list[str], list[str]]:
     return out["answer"], out["abstained"], list(out["citations"]), list(out["context"])
 
 
-def record_of(record: dict[str, Any]) -> tuple[str, bool, list[str], list[str]]:
+def record_of(record: AnswerRecord) -> tuple[str, bool, list[str], list[str]]:
     """The same fields of one ``eval --answers`` record."""
-    return record["answer"], record["abstained"], list(record["cited"]), list(record["context"])
+    return record.answer, record.abstained, list(record.cited), list(record.context)
 
 
 @dataclass
@@ -129,10 +130,11 @@ def collect(store: str, settings: Settings, labels_path: Path, answer_every: int
             got.ask.append(answer_of(desk.ask(x.question, save=False)))
             got.ask_first_stage.append(ids(desk.ask(x.question, rerank="none", save=False)["reranked"]))
         run = desk.evaluate(labels_path, save=False, unfiltered=False, answers=None)
-        got.eval = [q["ranking"][: q["returned"]] for q in run["questions"]]
+        got.eval = [q.ranking[: q.returned] for q in run.questions]
         run = desk.evaluate(subset, save=False, unfiltered=False, answers=settings.generator.name)
-        got.eval_answers = [record_of(r) for r in run["answers"]["questions"]]
-        got.eval_findings = {r["id"]: r["findings"] for r in run["answers"]["questions"] if r["findings"]}
+        assert run.answers is not None
+        got.eval_answers = [record_of(r) for r in run.answers.records]
+        got.eval_findings = {r.id: [f.to_dict() for f in r.findings] for r in run.answers.records if r.findings}
         got.diagnosed = {d.question_id: [f.to_dict() for f in d.findings] for d in desk.diagnose(subset)}
     with TestClient(create_app(ServiceState(store, settings, SERVICE))) as client:
         options = client.get("/lab/options").json()

@@ -75,12 +75,14 @@ def beir(
     except ValueError as exc:  # a dataset that cannot be read (a missing split, a bad line): not a usage error
         fail(str(exc))
     if as_json:
-        print_json(summary)
+        print_json(summary.to_dict())
         return
     table = Table(title=f"{dataset_dir.name} · {method} · {split}")
-    for key in summary:
+    columns = ["method", "split", "n_queries", "n_docs", *summary.scores, "seconds"]
+    for key in columns:
         table.add_column(key, justify="right")
-    table.add_row(*(f"{v:.4f}" if isinstance(v, float) and "@" in k else str(v) for k, v in summary.items()))
+    cells = [summary.method, summary.split, str(summary.n_queries), str(summary.n_docs)]
+    table.add_row(*cells, *(f"{v:.4f}" for v in summary.scores.values()), str(summary.seconds))
     console.print(table)
     if run_out is not None:
         console.print(f"run file: {run_out}", highlight=False)

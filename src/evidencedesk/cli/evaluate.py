@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -24,8 +26,9 @@ from evidencedesk.cli.app import (
 )
 
 if TYPE_CHECKING:
-    from evidencedesk import Scope
+    from evidencedesk import Label, Scope
     from evidencedesk.config import Settings
+    from evidencedesk.results.evaluation import AnswerEvaluation, EvalRun, StrategyRow
 
 SMALL_N = 10  # evidencedesk.evaluation.slices.SMALL_N (a copy: the help must not load numpy)
 KOpt = Annotated[
@@ -40,7 +43,12 @@ LabelsArg = Annotated[Path, typer.Argument(help="Labels file (JSON lines).")]
 
 
 def _settings(
-    config: Path | None, method: str | None, k: int | None, floor: float | None, scopes: list[Any], valid_at: str | None
+    config: Path | None,
+    method: str | None,
+    k: int | None,
+    floor: float | None,
+    scopes: list[list[str] | None],
+    valid_at: str | None,
 ) -> tuple[Settings, str, int, float | None, Scope]:
     """The configuration with the shared eval/diagnose flags applied, and what they resolve to."""
     from evidencedesk.config import Overrides
@@ -51,7 +59,7 @@ def _settings(
     return settings, method or r.method, r.k, settings.context.floor, config_scope(settings, valid_at)
 
 
-def _labels(path: Path) -> list[Any]:
+def _labels(path: Path) -> list[Label]:
     """The labels of ``path``; its warnings (unknown fields) are printed to stderr as plain lines."""
     import warnings
 
@@ -86,15 +94,14 @@ def _check(method: str | None, k: int | None, methods: list[str]) -> None:
 _TAG_METRICS = ("hit", "recall", "mrr", "ndcg")
 
 
-def _print_run(run: dict[str, Any]) -> None:
-    overall = Table(title=f"{run['method']} · k={run['k']} · {run['n_questions']} questions")
+def _print_run(run: EvalRun) -> None:
+    overall = Table(title=f"{run.method} · k={run.k} · {len(run.questions)} questions")
     for col in ("metric", "n", "mean", "± SE"):
         overall.add_column(col, justify="left" if col == "metric" else "right")
-    for name, st in run["overall"].items():
-        overall.add_row(name, str(st["n"]), f"{st['mean']:.3f}", f"{st['se']:.3f}")
+    for name, st in run.overall.items():
+        overall.add_row(name, str(st.n), f"{st.mean:.3f}", f"{st.se:.3f}")
     console.print(overall)
-    k = run["k"]
-    shown = [f"{m}@{k}" for m in _TAG_METRICS] + ["abstain"]
+    shown = [f"{m}@{run.k}" for m in _TAG_METRICS] + ["abstain"]
     # a cell is "mean ±SE": on a narrow terminal the SE wraps under the mean, nothing is cut
     tags = Table(title="per tag: mean ±SE (all metrics: --json or --html)")
     tags.add_column("slice", no_wrap=True, overflow="fold")
@@ -102,19 +109,19 @@ def _print_run(run: dict[str, Any]) -> None:
     for col in shown:
         tags.add_column(col, justify="right", min_width=5, overflow="fold")
     tags.add_column("note", overflow="fold")
-    for name, stats in run["slices"].items():
-        n = max((st["n"] for st in stats.values()), default=0)
-        cells = [f"{stats[m]['mean']:.2f} ±{stats[m]['se']:.2f}" if m in stats else "-" for m in shown]
+    for name, stats in run.slices.items():
+        n = max((st.n for st in stats.values()), default=0)
+        cells = [f"{stats[m].mean:.2f} ±{stats[m].se:.2f}" if m in stats else "-" for m in shown]
         tags.add_row(name, str(n), *cells, "[yellow]small n[/]" if n < SMALL_N else "")
     console.print(tags)
     _print_counts(run)
-    if run.get("strategies"):
-        _print_strategies(run["strategies"])
+    if run.strategies:
+        _print_strategies(run.strategies)
 
 
-def _print_counts(run: dict[str, Any]) -> None:
-    filtered = {(r["stage"], r["label"]): r["count"] for r in run["label_counts"]}
-    unfiltered = {(r["stage"], r["label"]): r["count"] for r in run.get("label_counts_unfiltered") or []}
+def _print_counts(run: EvalRun) -> None:
+    filtered = {(c.stage, c.label): c.count for c in run.label_counts}
+    unfiltered = {(c.stage, c.label): c.count for c in run.label_counts_unfiltered or ()}
     table = Table(title="questions per finding")
     for col in ("stage", "label", "no filter", "filtered"):
         table.add_column(col, justify="right" if col in ("no filter", "filtered") else "left")
@@ -123,16 +130,15 @@ def _print_counts(run: dict[str, Any]) -> None:
     console.print(table)
 
 
-def _print_strategies(rows: list[dict[str, Any]]) -> None:
-    table = Table(title=f"strategies (k={rows[0]['k']})")
+def _print_strategies(rows: Sequence[StrategyRow]) -> None:
+    table = Table(title=f"strategies (k={rows[0].k})")
     table.add_column("method")
-    hits = list(rows[0]["hits"])
+    hits = list(rows[0].hits)
     for col in [*hits, "answer outranked", "no answer in k", "junk for unanswerable"]:
         table.add_column(col, justify="right")
     for r in rows:
-        cells = [f"{r['hits'][h]}/{r['n_answerable']}" for h in hits]
-        table.add_row(r["method"], *cells, str(r["outranked"]), str(r["no_answer_in_k"]),
-                      f"{r['junk']}/{r['n_unanswerable']}")  # fmt: skip
+        cells = [f"{r.hits[h]}/{r.n_answerable}" for h in hits]
+        table.add_row(r.method, *cells, str(r.outranked), str(r.no_answer_in_k), f"{r.junk}/{r.n_unanswerable}")
     console.print(table)
 
 
@@ -140,54 +146,51 @@ def _rate(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _print_answers(res: dict[str, Any]) -> None:
-    cells = {name: cell["count"] for name, cell in res["table"]["cells"].items()}
-    table = Table(title=f"retrieval by answer ({res['generator']}, {res['n_answerable']} answerable questions)")
+def _print_answers(res: AnswerEvaluation) -> None:
+    count = res.table.count
+    table = Table(title=f"retrieval by answer ({res.generator}, {res.n_answerable} answerable questions)")
     for col in ("", "answer correct and supported", "answer wrong or unsupported"):
         table.add_column(col, justify="left" if not col else "right")
-    table.add_row("gold in context", str(cells["working"]), str(cells["generation or context failure"]))
-    table.add_row("gold not in context", str(cells["right without evidence"]), str(cells["retrieval miss"]))
+    table.add_row("gold in context", str(count("working")), str(count("generation or context failure")))
+    table.add_row("gold not in context", str(count("right without evidence")), str(count("retrieval miss")))
     console.print(table)
     rates = Table(title="answers")
     for col in ("measure", "value", "counts"):
         rates.add_column(col, justify="left" if col == "measure" else "right")
-    abstained = res["abstained_answerable"] + res["abstained_unanswerable"]
-    right = res["abstained_unanswerable"]  # abstentions on questions the documents cannot answer
+    abstained = res.abstained_answerable + res.abstained_unanswerable
+    right = res.abstained_unanswerable  # abstentions on questions the documents cannot answer
     rows = [
-        ("answer accuracy", "accuracy", f"{res['correct']}/{res['n_answerable']} answerable"),
-        ("faithfulness", "faithfulness", f"{res['supported_sentences']}/{res['sentences']} sentences"),
-        ("citation validity", "citation_validity", f"{res['citations_valid']}/{res['answers_generated']} answers"),
-        ("abstention precision", "abstention_precision", f"{right}/{abstained} abstained"),
-        ("abstention recall", "abstention_recall", f"{right}/{res['n_unanswerable']} unanswerable"),
+        ("answer accuracy", res.accuracy, f"{res.correct}/{res.n_answerable} answerable"),
+        ("faithfulness", res.faithfulness, f"{res.supported_sentences}/{res.sentences} sentences"),
+        ("citation validity", res.citation_validity, f"{res.citations_valid}/{res.answers_generated} answers"),
+        ("abstention precision", res.abstention_precision, f"{right}/{abstained} abstained"),
+        ("abstention recall", res.abstention_recall, f"{right}/{res.n_unanswerable} unanswerable"),
     ]
-    for measure, key, counts in rows:
-        rates.add_row(measure, _rate(res[key]), counts)
+    for measure, value, counts in rows:
+        rates.add_row(measure, _rate(value), counts)
     console.print(rates)
-    sel = res.get("selective")
-    if sel:
-        rates = Table(title="selective answering")
-        for col in ("measure", "value", "counts"):
-            rates.add_column(col, justify="left" if col == "measure" else "right")
-        rates.add_row("coverage", _rate(sel["coverage"]), f"{sel['answered']}/{sel['n']} answered")
-        rates.add_row("accuracy among answered", _rate(sel["accuracy_answered"]), f"{sel['correct']}/{sel['answered']}")
-        rates.add_row("answered but wrong", str(sel["answered_wrong"]), f"{sel['answered_unanswerable']} unanswerable")
-        console.print(rates)
-        found = sel.get("suggested_threshold")
-        if found:
-            console.print(
-                f"suggested generator.reader.threshold for these labels: {found['threshold']} ({found['rule']}; "
-                f"{found['answered']} answered, {found['correct']} right, {found['wrong']} wrong)",
-                highlight=False,
-            )
-
-
-def _print_floor(run: dict[str, Any]) -> None:
-    from evidencedesk import FloorSuggestion
-
-    found = run.get("suggested_floor")
+    sel = res.selective
+    rates = Table(title="selective answering")
+    for col in ("measure", "value", "counts"):
+        rates.add_column(col, justify="left" if col == "measure" else "right")
+    rates.add_row("coverage", _rate(sel.coverage), f"{sel.answered}/{sel.n} answered")
+    rates.add_row("accuracy among answered", _rate(sel.accuracy_answered), f"{sel.correct}/{sel.answered}")
+    rates.add_row("answered but wrong", str(sel.answered_wrong), f"{sel.answered_unanswerable} unanswerable")
+    console.print(rates)
+    found = sel.suggested_threshold
     if found:
-        console.print(FloorSuggestion(**found).sentence(run["method"]), highlight=False)
-    elif not any(not q["answerable"] for q in run.get("questions", [])):
+        point = found.point
+        console.print(
+            f"suggested generator.reader.threshold for these labels: {found.threshold} ({found.rule}; "
+            f"{point.answered} answered, {point.correct} right, {point.wrong} wrong)",
+            highlight=False,
+        )
+
+
+def _print_floor(run: EvalRun) -> None:
+    if run.suggested_floor is not None:
+        console.print(run.suggested_floor.sentence(run.method), highlight=False)
+    elif not run.unanswerable:
         console.print("no floor suggested: add unanswerable labels (answerable: false) to learn one", highlight=False)
     else:
         console.print("no floor suggested: on these labels no score floor does better than none", highlight=False)
@@ -236,23 +239,22 @@ def eval_command(
             labels, method, k, scope, floor=floor, methods=others,
             answers=(generator_name or settings.generator.name) if answers else None, save=save,
         )  # fmt: skip
-        run["labels"] = str(labels_path)
-        run_id = run.pop("run_id", None)
+        run = replace(run, labels=str(labels_path))
         if html is not None:
             html.parent.mkdir(parents=True, exist_ok=True)
-            page = desk.report_html(run, size_series=desk.size_series(labels, method, scope))
+            page = desk.report_html(replace(run, run_id=None), size_series=desk.size_series(labels, method, scope))
             html.write_text(page, encoding="utf-8")
     if as_json:
-        print_json({"run_id": run_id, **run})
+        print_json(run.response())
         return
     _print_run(run)
-    if run.get("answers"):
-        _print_answers(run["answers"])
+    if run.answers is not None:
+        _print_answers(run.answers)
     _print_floor(run)
     if html is not None:
         console.print(f"report: {html}", highlight=False)
-    if run_id is not None:
-        console.print(f"run id {run_id} (build {run['build_id']})", highlight=False)
+    if run.run_id is not None:
+        console.print(f"run id {run.run_id} (build {run.build_id})", highlight=False)
 
 
 @app.command()
@@ -292,15 +294,7 @@ def diagnose(
                 "k": k,
                 "n_questions": len(labels),
                 "n_failed": len(failing),
-                "failing": [
-                    {
-                        "id": r.question_id,
-                        "question": r.question,
-                        "first": r.findings[0].to_dict(),
-                        "findings": [f.to_dict() for f in r.findings],
-                    }  # fmt: skip
-                    for r in failing
-                ],
+                "failing": [r.failing_dict() for r in failing],
             }
         )
         return
@@ -308,12 +302,12 @@ def diagnose(
     for col in ("id", "stage", "label", "detail"):
         table.add_column(col)
     for r in failing:
-        f = r.findings[0]
+        f = r.root
         table.add_row(r.question_id, f.stage, f.label, f.detail)
     console.print(table)
 
 
-def _load_run(ref: str, store: str | None, config: Path | None) -> dict[str, Any]:
+def _load_run(ref: str, store: str | None, config: Path | None) -> EvalRun | dict[str, object]:
     path = Path(ref)
     if not ref.isdigit() and path.is_file():
         try:

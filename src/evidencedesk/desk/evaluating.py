@@ -10,15 +10,15 @@ phrase (``evaluation.evidence``): no other chunk changes a metric or a finding.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidencedesk.config import Settings
 from evidencedesk.documents import Chunk
 from evidencedesk.errors import ConfigError, NothingInScope, StoreError
+from evidencedesk.results.evaluation import BeirSummary, Diagnosis, EvalRun
 from evidencedesk.retrieval.scope import Scope
-from evidencedesk.trace import Finding
 from evidencedesk.wiring import searcher_params
 
 from .answering import Answered, Answering, ScopedChunks
@@ -27,27 +27,18 @@ from .request import AskRequest
 from .searching import Searching
 from .state import DeskState
 
-Labels = str | Path | Sequence[Any]  # a labels file, or labels already loaded
+if TYPE_CHECKING:
+    from evidencedesk.evaluation.gate import Comparison
+    from evidencedesk.evaluation.labels import Label
+    from evidencedesk.evaluation.report_html import SizeSeries
+    from evidencedesk.evaluation.strategies import StrategyRow
+
+Labels = str | Path | Sequence["Label"]  # a labels file, or labels already loaded
 ScopeLike = Scope | Mapping[str, Any] | None
+RunLike = EvalRun | Mapping[str, object]  # a run, or its JSON (a stored run, a run file)
 
 
-@dataclass(frozen=True)
-class Diagnosis:
-    """The first (root-cause) finding of one failing labelled question, and all its findings."""
-
-    question_id: str
-    question: str
-    findings: tuple[Finding, ...]
-
-    @property
-    def root(self) -> Finding:
-        return self.findings[0]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.question_id, "question": self.question, "findings": [f.to_dict() for f in self.findings]}
-
-
-def read_labels(labels: Labels) -> list[Any]:
+def read_labels(labels: Labels) -> list[Label]:
     """A labels file's rows, or the labels given; ConfigError when there are none."""
     from evidencedesk.evaluation.labels import load_labels
 
@@ -55,6 +46,11 @@ def read_labels(labels: Labels) -> list[Any]:
     if not rows:
         raise ConfigError(f"no labels in {labels}" if isinstance(labels, str | Path) else "no labels given")
     return rows
+
+
+def run_json(run: RunLike) -> Mapping[str, object]:
+    """A run as JSON: ``to_dict()`` of an ``EvalRun``, a mapping as it is."""
+    return run.to_dict() if isinstance(run, EvalRun) else run
 
 
 class Evaluating:
@@ -70,9 +66,7 @@ class Evaluating:
         self, labels: Labels, method: str | None, k: int | None, scope: ScopeLike, *, floor: float | None,
         methods: Sequence[str], answers: str | None, unfiltered: bool, hide_outside_scope: bool, size_series: bool,
         save: bool, owner: str | None,
-    ) -> dict[str, Any]:  # fmt: skip
-        from evidencedesk.evaluation.floor import suggest_floor
-        from evidencedesk.evaluation.run import EvalRun
+    ) -> EvalRun:  # fmt: skip
         from evidencedesk.evaluation.runner import evaluate
         from evidencedesk.evaluation.strategies import compare_strategies, recall_curve, strategy_row
 
@@ -92,38 +86,31 @@ class Evaluating:
             more_rows, more_curves = compare_strategies(others, rows, chunks, the_scope, k)
             table, curves = table + more_rows, {**curves, **more_curves}
         build = state.store.latest_build()
-        run = EvalRun(
-            method=method,
-            k=k,
-            scope=the_scope.to_dict(),
-            questions=results,
-            floor=floor,
-            build_id=build.id if build else None,
-            chunking_hash=build.chunking_hash if build else "",
+        run = EvalRun.of(
+            method, k, the_scope.to_dict(), results,
             unfiltered=evaluate(stage, rows, chunks, Scope.everything(), k, floor) if unfiltered else None,
-            strategies=[r.to_dict() for r in table],
-            curves=curves,
-        ).to_dict()
-        run["labels"] = str(labels) if isinstance(labels, str | Path) else "(labels)"
-        suggested = suggest_floor(results)
-        run["suggested_floor"] = suggested.to_dict() if suggested is not None else None
+            strategies=table, curves=curves, floor=floor, build_id=build.id if build else None,
+            chunking_hash=build.chunking_hash if build else "",
+            labels=str(labels) if isinstance(labels, str | Path) else "(labels)",
+        )  # fmt: skip
         if answers is not None:
             from evidencedesk.evaluation.answers import score_answers
 
             answered = self.answer(rows, answers, method, k, the_scope, floor, chunks)
             name = getattr(self.answering.generator(answers), "name", answers)
-            run["answers"] = score_answers(
+            scored = score_answers(
                 name, [(x, a.checked, a.trace) for x, a in zip(rows, answered, strict=True)], chunks,
                 ScopedChunks(state.store, the_scope, chunks),
-            ).to_dict()  # fmt: skip
+            )  # fmt: skip
+            run = replace(run, answers=scored)
         if size_series:
-            run["size_series"] = [p.to_dict() for p in self.size_series(rows, method, the_scope)]
+            run = replace(run, size_series=tuple(self.size_series(rows, method, the_scope)))
         if save:
-            run["run_id"] = state.store.save_eval_run(run, owner=owner)
+            run = replace(run, run_id=state.store.save_eval_run(run.to_dict(), owner=owner))
         return run
 
     def answer(
-        self, labels: Sequence[Any], generator: str | None, method: str | None, k: int | None, scope: Scope,
+        self, labels: Sequence[Label], generator: str | None, method: str | None, k: int | None, scope: Scope,
         floor: float | None, evidence: Sequence[Chunk],
     ) -> list[Answered]:  # fmt: skip
         """Every label asked as ``ask`` asks it (the Desk's answering path: first stage, reranker and its
@@ -139,7 +126,7 @@ class Evaluating:
             for label in labels
         ]
 
-    def evidence(self, labels: Sequence[Any], scope: Scope | None = None) -> list[Chunk]:
+    def evidence(self, labels: Sequence[Label], scope: Scope | None = None) -> list[Chunk]:
         """The stored chunks (inside ``scope``, when given) that hold a gold phrase of ``labels``, read
         in batches; an error when the store (or the scope) holds no chunk at all."""
         from evidencedesk.evaluation.evidence import gather_evidence
@@ -153,7 +140,7 @@ class Evaluating:
             raise NothingInScope("the store holds no chunk inside this scope")
         return found.chunks
 
-    def size_series(self, labels: Sequence[Any], method: str | None, scope: Scope | None) -> list[Any]:
+    def size_series(self, labels: Sequence[Label], method: str | None, scope: Scope | None) -> list[SizeSeries]:
         from evidencedesk.evaluation.series import DEFAULT_CONFIGS, DEFAULT_KS, chunk_size_series
 
         state = self.state
@@ -166,7 +153,7 @@ class Evaluating:
             documents, labels, the_scope, method, DEFAULT_CONFIGS, DEFAULT_KS, **params.as_kwargs()
         )
 
-    def strategies(self, labels: Labels, methods: Sequence[str], k: int | None, scope: ScopeLike) -> list[Any]:
+    def strategies(self, labels: Labels, methods: Sequence[str], k: int | None, scope: ScopeLike) -> list[StrategyRow]:
         from evidencedesk.evaluation.strategies import compare_strategies
 
         state = self.state
@@ -200,31 +187,50 @@ def beir(
     store_dir: str | Path,
     split: str,
     run_out: str | Path | None,
-    options: dict[str, Any],
-) -> dict[str, Any]:
+    *,
+    k1: float | None = None,
+    b: float | None = None,
+    stem: bool | None = None,
+    stopwords: bool | None = None,
+    contextual: bool | None = None,
+    fusion: str | None = None,
+    progress: bool = False,
+) -> BeirSummary:
+    """``method`` scored on the BEIR dataset (indexed once in ``store_dir``); the keywords override ``settings``."""
     from evidencedesk.benchmarks import beir_params, run_beir
 
-    params = beir_params(settings, method, store_dir, **options)
+    params = beir_params(
+        settings, method, store_dir, k1=k1, b=b, stem=stem, stopwords=stopwords, contextual=contextual, fusion=fusion,
+        progress=progress,
+    )  # fmt: skip
     return run_beir(dataset_dir, method, store_dir, params, split=split, run_out=run_out)
 
 
-def report_html(run: Mapping[str, Any], title: str, size_series: Sequence[Any] | None) -> str:
-    from evidencedesk.evaluation.report_html import SizeSeries, render_report
+def report_html(run: RunLike, title: str, size_series: Sequence[SizeSeries] | None) -> str:
+    """The run as one HTML page, its size curves ``size_series`` (None: the ones the run carries)."""
+    from evidencedesk.evaluation.report_html import render_report
 
     if size_series is None:
-        size_series = [
-            SizeSeries(s["name"], tuple(tuple(p) for p in s["points"])) for s in run.get("size_series") or []
-        ]
-    return render_report(run, size_series=size_series, title=title)
+        size_series = (run.size_series or ()) if isinstance(run, EvalRun) else _stored_series(run)
+    return render_report(run_json(run), size_series=size_series, title=title)
 
 
-def compare_runs(run_a: Mapping[str, Any], run_b: Mapping[str, Any], threshold: float) -> Any:
+def _stored_series(run: Mapping[str, object]) -> list[SizeSeries]:
+    """The size curves a run's JSON carries."""
+    from evidencedesk.evaluation.report_html import SizeSeries
+
+    stored = run.get("size_series")
+    return [SizeSeries.from_dict(s) for s in stored] if isinstance(stored, list) else []
+
+
+def compare_runs(run_a: RunLike, run_b: RunLike, threshold: float) -> Comparison:
+    """``run_b`` against the baseline ``run_a``, slice by slice (``evaluation.gate.compare``)."""
     from evidencedesk.evaluation.gate import compare
 
-    return compare(dict(run_a), dict(run_b), threshold)
+    return compare(run_json(run_a), run_json(run_b), threshold)
 
 
-def labelled_questions(labels: str | Path) -> Sequence[Any]:
+def labelled_questions(labels: str | Path) -> list[Label]:
     """The labels of a ``labels.jsonl`` file (a shortcut for ``evaluation.labels.load_labels``)."""
     from evidencedesk.evaluation.labels import load_labels
 
@@ -234,9 +240,11 @@ def labelled_questions(labels: str | Path) -> Sequence[Any]:
 __all__ = [
     "Diagnosis",
     "Evaluating",
+    "RunLike",
     "beir",
     "compare_runs",
     "labelled_questions",
     "read_labels",
     "report_html",
+    "run_json",
 ]

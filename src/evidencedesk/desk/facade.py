@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.answer.stream import AskStream
@@ -37,13 +37,20 @@ from evidencedesk.store.contract import StoreProtocol
 
 from . import evaluating
 from .answering import Answering, warm_models
-from .evaluating import Diagnosis, Evaluating
+from .evaluating import Diagnosis, Evaluating, RunLike
 from .index_upkeep import IndexUpkeep
 from .lab_tools import LabTools
 from .records import Records
 from .request import AskRequest
 from .searching import Searching
 from .state import DeskState
+
+if TYPE_CHECKING:
+    from evidencedesk.evaluation.gate import Comparison
+    from evidencedesk.evaluation.labels import Label
+    from evidencedesk.evaluation.report_html import SizeSeries
+    from evidencedesk.evaluation.strategies import StrategyRow
+    from evidencedesk.results.evaluation import BeirSummary, EvalRun
 
 
 class Desk:
@@ -435,9 +442,17 @@ class Desk:
         by ``owner``; only the ``keep`` newest traces stay (None: all). Returns its id."""
         return self._records.save_trace(result, owner, keep)
 
-    def save_eval_run(self, run: dict[str, Any], owner: str | None = None) -> int:
-        """Store what :meth:`evaluate` returned (``save=False``); returns the run's id."""
-        return self._records.save_eval_run(run, owner)
+    def save_eval_run(self, run: EvalRun, owner: str | None = None) -> int:
+        """Store what :meth:`evaluate` returned (``save=False``).
+
+        Args:
+            run: the run; its ``to_dict()`` is what the store keeps.
+            owner: the API key that made it (None: no key; visible to admin keys only through the service).
+
+        Returns:
+            The stored run's id.
+        """
+        return self._records.save_eval_run(run.to_dict(), owner)
 
     def trace(self, trace_id: str, owner: str | None = None) -> dict[str, Any] | None:
         """A stored trace (what ``ask`` returned), or None; with ``owner``, only one that key made."""
@@ -447,53 +462,94 @@ class Desk:
         """The most recent stored traces, newest first; with ``owner``, only that key's."""
         return self._records.traces(limit, owner)
 
-    def eval_run(self, run: int | Mapping[str, Any]) -> dict[str, Any]:
-        """A stored evaluation run by id (a mapping is returned as it is)."""
-        return self._records.eval_run(run)
+    def eval_run(self, run: int | Mapping[str, object]) -> EvalRun:
+        """A stored evaluation run.
+
+        Args:
+            run: the run's id, or a run's JSON already in hand (read as it is).
+
+        Returns:
+            The run, its ``run_id`` the stored id. Raises StoreError when the store holds no such run.
+        """
+        from evidencedesk.results.evaluation import EvalRun
+
+        return EvalRun.from_dict(self._records.eval_run(run))
 
     # -- evaluate --------------------------------------------------------------------------------
     def evaluate(
-        self, labels: str | Path | Sequence[Any], method: str | None = None, k: int | None = None,
+        self, labels: str | Path | Sequence[Label], method: str | None = None, k: int | None = None,
         scope: Scope | Mapping[str, Any] | None = None, *, floor: float | None = None, methods: Sequence[str] = (),
         answers: str | None = None, unfiltered: bool = True, hide_outside_scope: bool = False,
         size_series: bool = False, save: bool = True, owner: str | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
-        """Score labelled questions (a labels file or loaded labels); returns the run (``run_id`` when
-        saved, as made by the API key ``owner`` when one is named).
-
-        ``methods`` adds rows to the strategies table; ``answers`` names a generator that answers
-        every question too, through :meth:`ask`'s own path (reranker, floors, gate, validation);
-        ``unfiltered`` also scores without the scope; ``hide_outside_scope`` (the service) judges only
-        by the chunks inside the scope, so no finding names another;
-        ``size_series`` measures recall against four re-chunkings of the documents.
+    ) -> EvalRun:  # fmt: skip
+        """Score labelled questions through the Desk's own first stage (what :meth:`search` shows).
 
         Evaluation reads the store's chunks once per call, in batches, and keeps only those that hold
         a gold phrase (``evaluation.evidence``): no other chunk changes a metric or a finding.
+
+        Args:
+            labels: a labels file (JSON lines), or labels already loaded.
+            method: the retrieval method (default: ``retrieval.method``).
+            k: how many chunks count as retrieved (default: ``retrieval.k``).
+            scope: the scope every question runs in (default: the configured one).
+            floor: the score floor of the context (default: ``context.floor``).
+            methods: more methods for the strategies table.
+            answers: a generator that answers every question too, through :meth:`ask`'s own path
+                (reranker, floors, gate, validation); None: retrieval only.
+            unfiltered: also score without the scope (its label counts).
+            hide_outside_scope: judge only by the chunks inside the scope, so no finding names another
+                (the service).
+            size_series: also measure recall against four re-chunkings of the documents.
+            save: store the run.
+            owner: the API key the stored run is made by.
+
+        Returns:
+            The run (``EvalRun``): ``run_id`` set when saved; ``to_dict()`` is its JSON.
         """
         return self._eval.evaluate(
             labels, method, k, scope, floor=floor, methods=methods, answers=answers, unfiltered=unfiltered,
             hide_outside_scope=hide_outside_scope, size_series=size_series, save=save, owner=owner,
         )  # fmt: skip
 
-    def size_series(self, labels: Sequence[Any], method: str | None = None, scope: Scope | None = None) -> list[Any]:
-        """Recall against context size for four re-chunkings of the documents inside ``scope``."""
+    def size_series(
+        self, labels: Sequence[Label], method: str | None = None, scope: Scope | None = None
+    ) -> list[SizeSeries]:
+        """Recall against context size for four re-chunkings of the documents inside ``scope``.
+
+        Args:
+            labels: the labels, loaded.
+            method: the retrieval method (default: ``retrieval.method``).
+            scope: the scope (default: the configured one).
+
+        Returns:
+            One ``SizeSeries`` per chunking: points of (mean context words, answer recall, k).
+        """
         return self._eval.size_series(labels, method, scope)
 
     def strategies(
         self,
-        labels: str | Path | Sequence[Any],
+        labels: str | Path | Sequence[Label],
         methods: Sequence[str],
         k: int | None = None,
         scope: Scope | Mapping[str, Any] | None = None,
-    ) -> list[Any]:
-        """One row per method of how the labelled questions fare: hits at 1, 3 and 5, answers outranked,
-        answers missing from the top ``k``, junk returned for unanswerable questions
-        (``evaluation.strategies.StrategyRow``)."""
+    ) -> list[StrategyRow]:
+        """How the labelled questions fare under each method, over the stored chunks.
+
+        Args:
+            labels: a labels file, or labels already loaded.
+            methods: the retrieval methods to compare.
+            k: how many chunks count as retrieved (default: ``retrieval.k``).
+            scope: the scope (default: the configured one).
+
+        Returns:
+            One ``StrategyRow`` per method: hits at 1, 3 and 5, answers outranked, answers missing from
+            the top ``k``, junk returned for unanswerable questions.
+        """
         return self._eval.strategies(labels, methods, k, scope)
 
     def diagnose(
         self,
-        labels: str | Path | Sequence[Any],
+        labels: str | Path | Sequence[Label],
         method: str | None = None,
         k: int | None = None,
         scope: Scope | Mapping[str, Any] | None = None,
@@ -501,9 +557,21 @@ class Desk:
         generator: str | None = None,
     ) -> list[Diagnosis]:
         """Every failing labelled question with its findings, the root cause first. Each question is
-        answered as :meth:`ask` answers it (with ``generator``, default: the configured one), and the
-        findings are read off that answer's trace: evidence lost between retrieval and the prompt is
-        named by what dropped it (the reranker, collapsing, the floor, a duplicate, the budget)."""
+        answered as :meth:`ask` answers it, and the findings are read off that answer's trace: evidence
+        lost between retrieval and the prompt is named by what dropped it (the reranker, collapsing, the
+        floor, a duplicate, the budget).
+
+        Args:
+            labels: a labels file, or labels already loaded.
+            method: the retrieval method (default: ``retrieval.method``).
+            k: the context size (default: ``retrieval.k``).
+            scope: the scope (default: the configured one).
+            floor: the score floor (default: ``context.floor``).
+            generator: the generator that answers (default: the configured one).
+
+        Returns:
+            One ``Diagnosis`` per failing question, in label order.
+        """
         return self._eval.diagnose(labels, method, k, scope, floor, generator)
 
     @staticmethod
@@ -515,27 +583,82 @@ class Desk:
         *,
         split: str = "test",
         run_out: str | Path | None = None,
-        **options: Any,
-    ) -> dict[str, Any]:
-        """Score ``method`` on a BEIR dataset (indexed once in ``store_dir``): nDCG@10, recall@100, MRR@10.
-        ``options`` (k1, b, stem, stopwords, contextual, fusion, progress) override the settings."""
-        return evaluating.beir(settings, dataset_dir, method, store_dir, split, run_out, options)
+        k1: float | None = None,
+        b: float | None = None,
+        stem: bool | None = None,
+        stopwords: bool | None = None,
+        contextual: bool | None = None,
+        fusion: str | None = None,
+        progress: bool = False,
+    ) -> BeirSummary:
+        """Score ``method`` on a BEIR dataset, indexed once in ``store_dir``.
+
+        Args:
+            settings: the configuration; what the keywords leave None comes from it.
+            dataset_dir: the BEIR dataset folder (corpus, queries, qrels).
+            method: the retrieval method.
+            store_dir: the store the corpus is indexed in (kept for the next run).
+            split: the qrels split.
+            run_out: also write the TREC run file here.
+            k1: BM25's k1 (default: the settings' BM25 leg's).
+            b: BM25's b, likewise.
+            stem: stem words, likewise.
+            stopwords: drop stopwords, likewise.
+            contextual: index and embed 'title > headings' before each chunk, likewise.
+            fusion: the hybrid's fusion, rrf or normalized (default: ``retrieval.fusion.method``).
+            progress: show progress bars.
+
+        Returns:
+            The summary: nDCG@10, recall@100, MRR@10 and the seconds taken.
+        """
+        return evaluating.beir(
+            settings, dataset_dir, method, store_dir, split, run_out, k1=k1, b=b, stem=stem, stopwords=stopwords,
+            contextual=contextual, fusion=fusion, progress=progress,
+        )  # fmt: skip
 
     @staticmethod
     def report_html(
-        run: Mapping[str, Any], title: str = "evidencedesk evaluation", size_series: Sequence[Any] | None = None
+        run: RunLike, title: str = "evidencedesk evaluation", size_series: Sequence[SizeSeries] | None = None
     ) -> str:
-        """An evaluation run as one self-contained HTML page; its size curves are ``size_series`` (see
-        :meth:`size_series`), else the ones the run carries."""
+        """An evaluation run as one self-contained HTML page.
+
+        Args:
+            run: the run, or its JSON (a stored run).
+            title: the page's title.
+            size_series: the size curves (see :meth:`size_series`); None: the ones the run carries.
+
+        Returns:
+            The page.
+        """
         return evaluating.report_html(run, title, size_series)
 
-    def compare(self, run_a: int | Mapping[str, Any], run_b: int | Mapping[str, Any], threshold: float = 0.02) -> Any:
-        """Per-slice differences between two eval runs; ``.regressed`` is the gate's verdict."""
-        return evaluating.compare_runs(self.eval_run(run_a), self.eval_run(run_b), threshold)
+    def compare(self, run_a: int | RunLike, run_b: int | RunLike, threshold: float = 0.02) -> Comparison:
+        """Per-slice differences between two eval runs.
+
+        Args:
+            run_a: the baseline: a stored run's id, a run, or a run's JSON.
+            run_b: the candidate, likewise.
+            threshold: the largest allowed drop of any metric on any slice.
+
+        Returns:
+            The ``Comparison``; ``.regressed`` is the gate's verdict.
+        """
+        a = self._records.eval_run(run_a) if isinstance(run_a, int) else run_a  # the stored JSON as it is
+        b = self._records.eval_run(run_b) if isinstance(run_b, int) else run_b
+        return evaluating.compare_runs(a, b, threshold)
 
     @staticmethod
-    def compare_runs(run_a: Mapping[str, Any], run_b: Mapping[str, Any], threshold: float = 0.02) -> Any:
-        """:meth:`compare` for two runs in hand (e.g. read from JSON files): no store needed."""
+    def compare_runs(run_a: RunLike, run_b: RunLike, threshold: float = 0.02) -> Comparison:
+        """:meth:`compare` for two runs in hand (e.g. read from JSON files): no store needed.
+
+        Args:
+            run_a: the baseline run, or its JSON.
+            run_b: the candidate run, or its JSON.
+            threshold: the largest allowed drop of any metric on any slice.
+
+        Returns:
+            The ``Comparison``; ``.regressed`` is the gate's verdict.
+        """
         return evaluating.compare_runs(run_a, run_b, threshold)
 
 

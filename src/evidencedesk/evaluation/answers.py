@@ -33,8 +33,7 @@ from evidencedesk.answer.pipeline import ask
 from evidencedesk.answer.validate import SHOWN, ValidatedAnswer
 from evidencedesk.documents import Chunk
 from evidencedesk.evaluation.labels import Label
-from evidencedesk.evaluation.selective import Selective
-from evidencedesk.evaluation.selective import report as selective_report
+from evidencedesk.evaluation.selective import Selective, SelectiveReport, assess
 from evidencedesk.evaluation.table import AnswerTable, answer_matches, gold_in_context, retrieval_by_answer
 from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.scope import Scope
@@ -67,13 +66,36 @@ class AnswerRecord:
     reader_score: float | None = None  # the reader's best unit score (None: no reader ran)
     best_unit_correct: bool = False  # the reader's best unit alone matches the label's answer
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             **asdict(self),
             "cited": list(self.cited),
             "context": list(self.context),
             "findings": [f.to_dict() for f in self.findings],
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> AnswerRecord:
+        """A record read back from its JSON."""
+        score = d.get("reader_score")
+        return cls(
+            id=str(d["id"]),
+            answerable=bool(d["answerable"]),
+            answer=str(d["answer"]),
+            abstained=bool(d["abstained"]),
+            correct=bool(d["correct"]),
+            gold_in_context=bool(d["gold_in_context"]),
+            cell=d.get("cell"),
+            sentences=int(d["sentences"]),
+            supported=int(d["supported"]),
+            generated=bool(d["generated"]),
+            citations_valid=bool(d["citations_valid"]),
+            cited=tuple(d.get("cited", ())),
+            context=tuple(d.get("context", ())),
+            findings=tuple(Finding(**f) for f in d.get("findings", ())),
+            reader_score=float(score) if score is not None else None,
+            best_unit_correct=bool(d.get("best_unit_correct", False)),
+        )
 
 
 def record(label: Label, checked: ValidatedAnswer, trace: Trace, cell: str | None = None) -> AnswerRecord:
@@ -155,33 +177,83 @@ class AnswerEvaluation:
         return ratio(sum(r.correct for r in self.answerable), len(self.answerable))
 
     @property
-    def selective(self) -> dict[str, Any]:
+    def selective(self) -> SelectiveReport:
         """Coverage, accuracy among answered, answered-but-wrong, the risk-coverage curve, a suggested threshold."""
-        return selective_report(selective_records(self.records))
+        return assess(selective_records(self.records))
 
-    def to_dict(self) -> dict[str, Any]:
-        answerable, unanswerable = self.answerable, self.unanswerable
+    @property
+    def n_answerable(self) -> int:
+        return len(self.answerable)
+
+    @property
+    def n_unanswerable(self) -> int:
+        return len(self.unanswerable)
+
+    @property
+    def correct(self) -> int:
+        """Answerable questions answered correctly."""
+        return sum(r.correct for r in self.answerable)
+
+    @property
+    def abstained_answerable(self) -> int:
+        return sum(r.abstained for r in self.answerable)
+
+    @property
+    def abstained_unanswerable(self) -> int:
+        """Abstentions on questions the documents cannot answer: the right ones."""
+        return sum(r.abstained for r in self.unanswerable)
+
+    @property
+    def answered_unanswerable(self) -> int:
+        return sum(not r.abstained for r in self.unanswerable)
+
+    @property
+    def sentences(self) -> int:
+        """Answer sentences that validation checked."""
+        return sum(r.sentences for r in self.records)
+
+    @property
+    def supported_sentences(self) -> int:
+        return sum(r.supported for r in self.records)
+
+    @property
+    def answers_generated(self) -> int:
+        """Answers the generator gave (it did not abstain itself)."""
+        return sum(r.generated for r in self.records)
+
+    @property
+    def citations_valid(self) -> int:
+        """Answers that cite something and only chunks they were shown."""
+        return sum(r.citations_valid for r in self.records)
+
+    def to_dict(self) -> dict[str, object]:
         return {
             "generator": self.generator,
-            "n_answerable": len(answerable),
-            "n_unanswerable": len(unanswerable),
-            "correct": sum(r.correct for r in answerable),
+            "n_answerable": self.n_answerable,
+            "n_unanswerable": self.n_unanswerable,
+            "correct": self.correct,
             "accuracy": self.accuracy,
-            "abstained_answerable": sum(r.abstained for r in answerable),
-            "abstained_unanswerable": sum(r.abstained for r in unanswerable),
-            "answered_unanswerable": sum(not r.abstained for r in unanswerable),
+            "abstained_answerable": self.abstained_answerable,
+            "abstained_unanswerable": self.abstained_unanswerable,
+            "answered_unanswerable": self.answered_unanswerable,
             "abstention_precision": self.abstention_precision,
             "abstention_recall": self.abstention_recall,
-            "sentences": sum(r.sentences for r in self.records),
-            "supported_sentences": sum(r.supported for r in self.records),
+            "sentences": self.sentences,
+            "supported_sentences": self.supported_sentences,
             "faithfulness": self.faithfulness,
-            "answers_generated": sum(r.generated for r in self.records),
-            "citations_valid": sum(r.citations_valid for r in self.records),
+            "answers_generated": self.answers_generated,
+            "citations_valid": self.citations_valid,
             "citation_validity": self.citation_validity,
-            "selective": self.selective,
+            "selective": self.selective.to_dict(),
             "table": self.table.to_dict(),
             "questions": [r.to_dict() for r in self.records],
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> AnswerEvaluation:
+        """An answer evaluation read back from its JSON (the rates are computed again from its records)."""
+        records = [AnswerRecord.from_dict(r) for r in d.get("questions", [])]
+        return cls(str(d["generator"]), records, AnswerTable.from_dict(d["table"]))
 
 
 def evaluate_answers(

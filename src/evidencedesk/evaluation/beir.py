@@ -26,6 +26,7 @@ from evidencedesk.constants import EMBEDDINGS_FILE
 from evidencedesk.documents import Chunk, Document, Metadata
 from evidencedesk.evaluation.metrics import mean, mrr, ndcg, recall
 from evidencedesk.ingest.json_lines import json_lines
+from evidencedesk.results.evaluation import BeirSummary
 from evidencedesk.retrieval.candidates import Searcher
 from evidencedesk.retrieval.scope import Scope
 
@@ -247,7 +248,7 @@ def run_beir(
     run_out: str | Path | None = None,
     params: Mapping[str, Any] | None = None,
     scope: Scope | None = None,
-) -> dict[str, Any]:
+) -> BeirSummary:
     """Load, index (through the store), search every judged query and score; returns the summary."""
     from evidencedesk.retrieval.factory import make_searcher
 
@@ -259,14 +260,14 @@ def run_beir(
     scores = score_run(dataset.qrels, run)
     if run_out is not None:
         write_trec_run(run, run_out, f"evidencedesk-{method}")
-    summary: dict[str, Any] = {
-        "method": method,
-        "split": split,
-        "n_queries": len(dataset.queries),
-        "n_docs": len(dataset.documents),
-        **{key: round(scores[key], 4) for key in METRIC_KEYS},
-        "seconds": round(time.perf_counter() - started, 2),
-    }
+    summary = BeirSummary(
+        method=method,
+        split=split,
+        n_queries=len(dataset.queries),
+        n_docs=len(dataset.documents),
+        scores={key: round(scores[key], 4) for key in METRIC_KEYS},
+        seconds=round(time.perf_counter() - started, 2),
+    )
     close = getattr(searcher, "close", None)
     if callable(close):
         close()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 
 class Scored(Protocol):
@@ -26,13 +26,15 @@ class Scored(Protocol):
 
 @dataclass(frozen=True)
 class FloorSuggestion:
+    """A score floor learnt from labels, with how many questions it would get right each way."""
+
     floor: float
     answerable_kept: int
     n_answerable: int
     unanswerable_abstained: int
     n_unanswerable: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
     def sentence(self, method: str) -> str:

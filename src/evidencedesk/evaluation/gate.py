@@ -8,7 +8,8 @@ one run are listed in ``notes`` and never gate.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from evidencedesk.constants import EXIT_REGRESSED
@@ -16,6 +17,8 @@ from evidencedesk.constants import EXIT_REGRESSED
 
 @dataclass(frozen=True)
 class Delta:
+    """One metric on one slice in both runs: its means, its question counts, and whether it regressed."""
+
     slice: str
     metric: str
     a: float
@@ -29,15 +32,17 @@ class Delta:
     def delta(self) -> float:
         return self.b - self.a
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {**asdict(self), "delta": self.delta}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Comparison:
+    """Two runs compared: every shared metric on every shared slice, and notes on what only one holds."""
+
     threshold: float
-    deltas: list[Delta] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    deltas: tuple[Delta, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def regressed(self) -> bool:
@@ -47,7 +52,7 @@ class Comparison:
     def regressions(self) -> list[Delta]:
         return [d for d in self.deltas if d.regressed]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "threshold": self.threshold,
             "regressed": self.regressed,
@@ -57,33 +62,34 @@ class Comparison:
         }
 
 
-def _slices(run: dict[str, Any], name: str) -> dict[str, dict[str, dict[str, Any]]]:
+def _slices(run: Mapping[str, Any], name: str) -> dict[str, dict[str, dict[str, Any]]]:
     table = run.get("slices")
     if not isinstance(table, dict):
         raise ValueError(f"run {name}: has no 'slices' table; is it an evaluation run?")
     return table
 
 
-def compare(run_a: dict[str, Any], run_b: dict[str, Any], threshold: float = 0.02) -> Comparison:
+def compare(run_a: Mapping[str, Any], run_b: Mapping[str, Any], threshold: float = 0.02) -> Comparison:
     """Per-slice, per-metric differences of ``run_b`` against ``run_a``; ``regressed`` when any drops."""
     if not 0 <= threshold < 1:
         raise ValueError(f"threshold: must be at least 0 and below 1, got {threshold}")
     a, b = _slices(run_a, "A"), _slices(run_b, "B")
-    out = Comparison(threshold)
+    deltas: list[Delta] = []
+    notes: list[str] = []
     for key in ("k", "method", "chunking_hash", "scope"):
         if run_a.get(key) != run_b.get(key):
-            out.notes.append(f"{key} differs: {run_a.get(key)!r} vs {run_b.get(key)!r}")
+            notes.append(f"{key} differs: {run_a.get(key)!r} vs {run_b.get(key)!r}")
     for name in a:
         if name not in b:
-            out.notes.append(f"slice {name!r} only in run A")
+            notes.append(f"slice {name!r} only in run A")
             continue
         for metric, sa in a[name].items():
             sb = b[name].get(metric)
             if sb is None:
-                out.notes.append(f"metric {metric!r} on slice {name!r} only in run A")
+                notes.append(f"metric {metric!r} on slice {name!r} only in run A")
                 continue
             drop = float(sa["mean"]) - float(sb["mean"])
-            out.deltas.append(
+            deltas.append(
                 Delta(
                     slice=name,
                     metric=metric,
@@ -95,9 +101,9 @@ def compare(run_a: dict[str, Any], run_b: dict[str, Any], threshold: float = 0.0
                     regressed=drop > threshold + 1e-12,
                 )
             )
-        out.notes.extend(f"metric {m!r} on slice {name!r} only in run B" for m in b[name] if m not in a[name])
-    out.notes.extend(f"slice {name!r} only in run B" for name in b if name not in a)
-    return out
+        notes.extend(f"metric {m!r} on slice {name!r} only in run B" for m in b[name] if m not in a[name])
+    notes.extend(f"slice {name!r} only in run B" for name in b if name not in a)
+    return Comparison(threshold, tuple(deltas), tuple(notes))
 
 
 __all__ = ["EXIT_REGRESSED", "Comparison", "Delta", "compare"]

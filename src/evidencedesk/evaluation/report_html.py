@@ -38,8 +38,13 @@ class SizeSeries:
     name: str
     points: tuple[tuple[float, float, int], ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "points": [list(p) for p in self.points]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SizeSeries:
+        """A series read back from its JSON."""
+        return cls(str(d["name"]), tuple((float(p[0]), float(p[1]), int(p[2])) for p in d["points"]))
 
 
 def _cell(stat: Mapping[str, Any] | None) -> str:

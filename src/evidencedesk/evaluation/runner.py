@@ -16,7 +16,7 @@ retrieval metrics; they get ``abstain`` instead (1 when the context is empty), c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -61,12 +61,13 @@ class QuestionResult:
         """True when an answering (grade-2) chunk is within the top ``n``."""
         return self.rank is not None and self.rank <= n
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Every field (lists and dicts copied), the tags as a list."""
         return {**asdict(self), "tags": list(self.tags), "findings": [f.to_dict() for f in self.findings]}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> QuestionResult:
+    def from_dict(cls, d: Mapping[str, Any]) -> QuestionResult:
+        """A row read back from its JSON."""
         return cls(
             id=d["id"],
             question=d["question"],

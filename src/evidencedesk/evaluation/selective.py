@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 MAX_RISK = 0.2  # the suggested threshold keeps wrong answers at or below this share of answers
 
@@ -48,6 +47,8 @@ class Selective:
 
 @dataclass(frozen=True)
 class CurvePoint:
+    """The run had the reader's threshold been ``threshold``: coverage, risk and the answers' counts."""
+
     threshold: float
     coverage: float
     risk: float | None  # wrong answers / answers; None when nothing is answered
@@ -55,7 +56,7 @@ class CurvePoint:
     correct: int
     wrong: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "threshold": self.threshold,
             "coverage": self.coverage,
@@ -66,18 +67,62 @@ class CurvePoint:
         }
 
 
-def summary(records: Sequence[Selective]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SuggestedThreshold:
+    """The reader threshold suggested for these labels: its point of the curve, and the rule that chose it."""
+
+    point: CurvePoint
+    max_risk: float
+    rule: str
+
+    @property
+    def threshold(self) -> float:
+        return self.point.threshold
+
+    def to_dict(self) -> dict[str, object]:
+        return {**self.point.to_dict(), "max_risk": self.max_risk, "rule": self.rule}
+
+
+@dataclass(frozen=True)
+class SelectiveReport:
+    """Selective answering over a set of questions: coverage, accuracy among answered, answered-but-wrong,
+    the risk-coverage curve and the suggested threshold (None for an empty ratio or no scored question)."""
+
+    n: int
+    answered: int
+    coverage: float | None
+    correct: int
+    accuracy_answered: float | None
+    answered_wrong: int
+    answered_unanswerable: int
+    curve: tuple[CurvePoint, ...]
+    suggested_threshold: SuggestedThreshold | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "n": self.n,
+            "answered": self.answered,
+            "coverage": self.coverage,
+            "correct": self.correct,
+            "accuracy_answered": self.accuracy_answered,
+            "answered_wrong": self.answered_wrong,
+            "answered_unanswerable": self.answered_unanswerable,
+            "curve": [p.to_dict() for p in self.curve],
+            "suggested_threshold": self.suggested_threshold.to_dict() if self.suggested_threshold else None,
+        }
+
+
+def summary(records: Sequence[Selective]) -> dict[str, object]:
     """Coverage, accuracy among answered and answered-but-wrong over ``records`` (None for an empty ratio)."""
-    answered = [r for r in records if r.answered]
-    right = sum(r.correct for r in answered)
+    found = assess(records)
     return {
-        "n": len(records),
-        "answered": len(answered),
-        "coverage": len(answered) / len(records) if records else None,
-        "correct": right,
-        "accuracy_answered": right / len(answered) if answered else None,
-        "answered_wrong": len(answered) - right,
-        "answered_unanswerable": sum(not r.answerable for r in answered),
+        "n": found.n,
+        "answered": found.answered,
+        "coverage": found.coverage,
+        "correct": found.correct,
+        "accuracy_answered": found.accuracy_answered,
+        "answered_wrong": found.answered_wrong,
+        "answered_unanswerable": found.answered_unanswerable,
     }
 
 
@@ -102,7 +147,7 @@ def risk_coverage(records: Sequence[Selective], thresholds: Iterable[float] | No
     return [_point(scored, t, len(scored)) for t in chosen]
 
 
-def suggest(curve: Sequence[CurvePoint], max_risk: float = MAX_RISK) -> dict[str, Any] | None:
+def suggested(curve: Sequence[CurvePoint], max_risk: float = MAX_RISK) -> SuggestedThreshold | None:
     """The threshold that answers the most questions right with risk <= ``max_risk``, and the rule that chose it."""
     points = [p for p in curve if p.risk is not None]
     if not points:
@@ -114,13 +159,48 @@ def suggest(curve: Sequence[CurvePoint], max_risk: float = MAX_RISK) -> dict[str
     else:
         best = min(points, key=lambda p: (p.risk if p.risk is not None else 1.0, -p.correct))
         rule = f"no threshold keeps wrong answers at or below {max_risk:.0%}: the lowest risk"
-    return {**best.to_dict(), "max_risk": max_risk, "rule": rule}
+    return SuggestedThreshold(best, max_risk, rule)
 
 
-def report(records: Sequence[Selective], max_risk: float = MAX_RISK) -> dict[str, Any]:
-    """The summary, the risk-coverage curve and the suggested threshold, as one JSON-ready dict."""
+def suggest(curve: Sequence[CurvePoint], max_risk: float = MAX_RISK) -> dict[str, object] | None:
+    """:func:`suggested` as JSON."""
+    found = suggested(curve, max_risk)
+    return found.to_dict() if found is not None else None
+
+
+def assess(records: Sequence[Selective], max_risk: float = MAX_RISK) -> SelectiveReport:
+    """The summary, the risk-coverage curve and the suggested threshold."""
     curve = risk_coverage(records)
-    return {**summary(records), "curve": [p.to_dict() for p in curve], "suggested_threshold": suggest(curve, max_risk)}
+    answered = [r for r in records if r.answered]
+    right = sum(r.correct for r in answered)
+    return SelectiveReport(
+        n=len(records),
+        answered=len(answered),
+        coverage=len(answered) / len(records) if records else None,
+        correct=right,
+        accuracy_answered=right / len(answered) if answered else None,
+        answered_wrong=len(answered) - right,
+        answered_unanswerable=sum(not r.answerable for r in answered),
+        curve=tuple(curve),
+        suggested_threshold=suggested(curve, max_risk),
+    )
 
 
-__all__ = ["MAX_RISK", "CurvePoint", "Selective", "report", "risk_coverage", "suggest", "summary"]
+def report(records: Sequence[Selective], max_risk: float = MAX_RISK) -> dict[str, object]:
+    """:func:`assess` as one JSON-ready dict."""
+    return assess(records, max_risk).to_dict()
+
+
+__all__ = [
+    "MAX_RISK",
+    "CurvePoint",
+    "Selective",
+    "SelectiveReport",
+    "SuggestedThreshold",
+    "assess",
+    "report",
+    "risk_coverage",
+    "suggest",
+    "suggested",
+    "summary",
+]

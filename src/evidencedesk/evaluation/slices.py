@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from evidencedesk.evaluation.labels import TAGS
 
@@ -24,7 +23,7 @@ class Stat:
     se: float
     small: bool
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
@@ -55,7 +54,7 @@ def slices(rows: Iterable[tuple[Sequence[str], Mapping[str, float | None]]]) -> 
     return {name: {m: stat(vs) for m, vs in values[name].items()} for name in order}
 
 
-def slices_to_dict(table: Mapping[str, Mapping[str, Stat]]) -> dict[str, dict[str, dict[str, Any]]]:
+def slices_to_dict(table: Mapping[str, Mapping[str, Stat]]) -> dict[str, dict[str, dict[str, object]]]:
     return {s: {m: st.to_dict() for m, st in ms.items()} for s, ms in table.items()}
 
 

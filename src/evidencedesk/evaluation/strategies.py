@@ -25,6 +25,8 @@ HITS = (1, 3, 5)
 
 @dataclass(frozen=True)
 class StrategyRow:
+    """How one method fares on the labelled questions (a row of the strategies table)."""
+
     method: str
     k: int
     n_answerable: int
@@ -34,8 +36,22 @@ class StrategyRow:
     junk: int  # unanswerable questions with any result
     n_unanswerable: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> StrategyRow:
+        """A row read back from its JSON."""
+        return cls(
+            method=str(d["method"]),
+            k=int(d["k"]),
+            n_answerable=int(d["n_answerable"]),
+            hits={str(h): int(n) for h, n in d["hits"].items()},
+            outranked=int(d["outranked"]),
+            no_answer_in_k=int(d["no_answer_in_k"]),
+            junk=int(d["junk"]),
+            n_unanswerable=int(d["n_unanswerable"]),
+        )
 
 
 def strategy_row(method: str, results: Sequence[QuestionResult], k: int, hits: Sequence[int] = HITS) -> StrategyRow:

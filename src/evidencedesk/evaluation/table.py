@@ -18,7 +18,7 @@ and is counted as "right without evidence".
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,12 +79,21 @@ class AnswerTable:
     def count(self, cell: str) -> int:
         return len(self.cells[cell])
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "cells": {c: {"count": len(ids), "ids": list(ids)} for c, ids in self.cells.items()},
             "abstained_correctly": list(self.abstained_correctly),
             "answered_unanswerable": list(self.answered_unanswerable),
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> AnswerTable:
+        """A table read back from its JSON."""
+        return cls(
+            {str(c): [str(i) for i in cell["ids"]] for c, cell in d["cells"].items()},
+            [str(i) for i in d["abstained_correctly"]],
+            [str(i) for i in d["answered_unanswerable"]],
+        )
 
 
 def retrieval_by_answer(

@@ -7,6 +7,7 @@ finding nor a ranking names anything outside the scope.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from fastapi.responses import HTMLResponse
 
 from evidencedesk import Scope, load_labels
 from evidencedesk.errors import LabelError
+from evidencedesk.results.evaluation import EvalRun
 from evidencedesk.server.access import Caller, current_chunk_ok, record_visible
 from evidencedesk.server.deps import CallerDep, StateDep, check_k, refuse, scope_for
 from evidencedesk.server.labels import visible_labels
@@ -41,7 +43,7 @@ def _labels_file(state: ServiceState, requested: str | None) -> Path:
     return path
 
 
-def _run(state: ServiceState, body: EvalRequest, scope: Scope) -> dict[str, Any]:
+def _run(state: ServiceState, body: EvalRequest, scope: Scope) -> EvalRun:
     path = _labels_file(state, body.labels)
     try:
         labels = state.labels(path) if body.labels is None else load_labels(path)
@@ -55,12 +57,11 @@ def _run(state: ServiceState, body: EvalRequest, scope: Scope) -> dict[str, Any]
         labels, body.method, body.k, scope, floor=body.floor, methods=body.methods, unfiltered=False,
         hide_outside_scope=True, size_series=body.size_series, save=False,
     )  # fmt: skip
-    run["labels"] = body.labels or "(service labels)"
-    return run
+    return replace(run, labels=body.labels or "(service labels)")
 
 
 @router.post("/eval", response_model=EvalRunOut)
-def run_eval(body: EvalRequest, state: StateDep, caller: CallerDep) -> dict[str, Any]:
+def run_eval(body: EvalRequest, state: StateDep, caller: CallerDep) -> dict[str, object]:
     """Evaluate labelled questions (the service's labels, or a file inside the ingest root) and return the run."""
     if caller.anonymous and not state.service.anonymous_eval:
         refuse(403, "evaluation needs an API key (anonymous_eval is off)")
@@ -70,7 +71,7 @@ def run_eval(body: EvalRequest, state: StateDep, caller: CallerDep) -> dict[str,
     scope = scope_for(caller, body.scope)
     run = _run(state, body, scope)
     run_id = state.desk.save_eval_run(run, owner=caller.name) if body.save else None
-    return {"run_id": run_id, **run}
+    return replace(run, run_id=run_id).response()
 
 
 def _shown(state: ServiceState, caller: Caller, run: dict[str, Any] | None) -> bool:
