@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         held, refused, wrong_refused = [], [], []
         for label in labels:
             result = desk.ask(label["question"], save=False)
-            answer, abstained = str(result["answer"]), bool(result["abstained"])
+            answer, abstained = result.answer, result.abstained
             dumped.append(
                 {"mode": mode, "id": label["id"], "answerable": label["answerable"], "answer": answer,
                  "abstained": abstained, "holds_gold": label["answerable"] and holds_gold(answer, label),
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             "answerable refused": f"{len(wrong_refused)}/{n_yes}",
             "unanswerable abstained": f"{len(refused)}/{len(labels) - n_yes}",
         }
-        shown[mode] = [" ".join(str(desk.ask(q, save=False)["answer"]).split()) for q in SHOWN]
+        shown[mode] = [" ".join(desk.ask(q, save=False).answer.split()) for q in SHOWN]
     lines = ["| measure | " + " | ".join(modes) + " | target |", "|---|" + "---:|" * len(modes) + "---|"]
     targets = {"gold phrase in the answer (answerable)": ">= 30/35", "unanswerable abstained": "7/7"}
     for measure in next(iter(rows.values())):

@@ -32,6 +32,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evidencedesk import AnswerDelta, AnswerDone
+from evidencedesk.results.ask import AskResult
 from machine_info import machine, replace_section
 from squad2 import contains, load_questions, open_desk, sample, without_citations
 
@@ -48,20 +50,20 @@ def ask_timed(desk: Any, question: str, generator: str) -> dict[str, Any]:
     """One ask through the stream: the result, the end-to-end seconds and the seconds to the first piece."""
     start = time.perf_counter()
     first: float | None = None
-    result: dict[str, Any] = {}
+    result: AskResult | None = None
     with desk.ask_stream(question, generator=generator, save=False) as events:
         for event in events:
-            if event.type == "delta" and first is None:
+            if isinstance(event, AnswerDelta) and first is None:
                 first = time.perf_counter() - start
-            elif event.type == "done":
+            elif isinstance(event, AnswerDone):
                 result = event.result
     seconds = time.perf_counter() - start
-    g = result.get("generation", {})
+    g = dict(result.generation) if result is not None else {}
     return {
-        "answer": result.get("answer", ""),
-        "raw": result.get("raw_answer", ""),
-        "abstained": bool(result.get("abstained")),
-        "citations": result.get("citations", []),
+        "answer": result.answer if result is not None else "",
+        "raw": result.raw_answer if result is not None else "",
+        "abstained": result.abstained if result is not None else False,
+        "citations": list(result.citations) if result is not None else [],
         "seconds": round(seconds, 3),
         "first_piece_s": round(first, 3) if first is not None else None,
         "gate": g.get("gate"),

@@ -93,7 +93,7 @@ def abstained(store: Path, questions: list[str], floor: float | None) -> int:
 
     settings = parse_settings({"retrieval": {"rerank": {"min_score": floor}}})
     with Desk(store, settings) as desk:
-        return sum(bool(desk.ask(q, save=False)["abstained"]) for q in questions)
+        return sum(desk.ask(q, save=False).abstained for q in questions)
 
 
 def answer_rows(checks: list[tuple[str, Path, list[str]]], floor: float) -> list[str]:

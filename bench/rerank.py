@@ -155,7 +155,7 @@ def ask_latency(kestrel: Path, work: Path, n: int) -> dict[str, float]:
             started = time.perf_counter()
             out = desk.ask(q, save=False)
             totals.append((time.perf_counter() - started) * 1000)
-            for stage, ms in out.get("timings", {}).items():
+            for stage, ms in out.timings.items():
                 stages.setdefault(stage, []).append(ms)
     return {"p50": statistics.median(totals), "p90": sorted(totals)[int(0.9 * (len(totals) - 1))],
             **{f"{k} p50": statistics.median(v) for k, v in stages.items()}}  # fmt: skip

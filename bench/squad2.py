@@ -273,7 +273,7 @@ def run(desk: Any, questions: list[Question]) -> list[Outcome]:
         start = time.perf_counter()
         result = desk.ask(q.question, save=False)
         seconds = time.perf_counter() - start
-        out.append(Outcome(q, result["answer"], bool(result["abstained"]), seconds, result.get("generation", {})))
+        out.append(Outcome(q, result.answer, result.abstained, seconds, dict(result.generation)))
         if n % 100 == 0:
             log(f"{n}/{len(questions)} asked")
     return out

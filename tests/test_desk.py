@@ -34,9 +34,9 @@ def test_search_respects_the_default_scope(desk: Desk) -> None:
 
 def test_ask_cites_only_what_it_was_shown(desk: Desk) -> None:
     out = desk.ask("How tight should the stem bolts be on a size M Ridgeline?")
-    assert not out["abstained"]
-    assert set(out["citations"]) <= set(out["context"])
-    assert desk.store.load_trace(out["trace_id"]) is not None
+    assert not out.abstained
+    assert set(out.citations) <= set(out.context)
+    assert desk.store.load_trace(out.trace_id) == out.to_dict()
 
 
 def test_evaluate_diagnose_and_compare(desk: Desk) -> None:

@@ -46,8 +46,8 @@ def test_snapshot_gives_the_same_results_and_answers(tmp_path: Path, docs: Path)
         for method, expected in before.items():
             assert _ranked(desk, method) == expected, method
         answer_after = desk.ask(QUESTIONS[0], save=False)
-        assert answer_after["answer"] == answer_before["answer"]
-        assert answer_after["sources"] == answer_before["sources"]
+        assert answer_after.answer == answer_before.answer
+        assert answer_after.sources == answer_before.sources
     with Desk(tmp_path / "store") as reopened:  # a new process opens the snapshot, not the chunks
         assert reopened.searcher_label("dense").startswith("snapshot-")
         assert reopened._state.cache.chunks is None

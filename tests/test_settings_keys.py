@@ -270,7 +270,7 @@ def observe(front: str, data: dict[str, Any], action: str, corpus: dict[str, Pat
                 elif action == "search":
                     payload = desk.search_rows(QUERY)
                 else:
-                    payload = desk.ask(QUERY, save=False)
+                    payload = desk.ask(QUERY, save=False).to_dict()
         except (ValueError, RuntimeError, OSError, ImportError) as exc:
             return ("error", str(exc)[:200])
     elif front == "cli":

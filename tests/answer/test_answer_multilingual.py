@@ -68,13 +68,13 @@ def test_german_questions_are_answered_from_german_documents(
     german_desk: Desk, question: str, needle: str, doc: str, short: str
 ) -> None:
     result = german_desk.ask(question, save=False)
-    assert not result["abstained"], result["abstain_reason"]
-    assert needle in result["answer"]
-    assert result["citations"][0].startswith(doc)
-    gen = result["generation"]
+    assert not result.abstained, result.abstain_reason
+    assert needle in result.answer
+    assert result.citations[0].startswith(doc)
+    gen = result.generation
     assert gen["scorer"] == "e5" and gen["languages"] == ["de"]  # the trace names the multilingual scorer
     if short:
-        first = result["answer"].splitlines()[0]
+        first = result.answer.splitlines()[0]
         assert first.startswith(short) and len(first.split("[")[0].split()) <= 12
 
 
@@ -87,5 +87,5 @@ def test_english_questions_over_english_chunks_use_minilm(tmp_path: Path) -> Non
     with Desk(tmp_path / "store") as desk:
         desk.ingest(docs)
         result = desk.ask("How long do I have to return a bike?", save=False)
-    assert result["generation"]["scorer"] == "minilm"
-    assert result["answer"].splitlines()[0].startswith("30 days")
+    assert result.generation["scorer"] == "minilm"
+    assert result.answer.splitlines()[0].startswith("30 days")

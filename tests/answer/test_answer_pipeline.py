@@ -9,7 +9,7 @@ import pytest
 
 from evidencedesk.answer.generators.base import Generation
 from evidencedesk.answer.generators.extractive import ExtractiveGenerator
-from evidencedesk.answer.pipeline import ask, result_dict
+from evidencedesk.answer.pipeline import ask, ask_result
 from evidencedesk.evaluation.labels import Gold, Label
 from evidencedesk.evaluation.taxonomy import diagnose
 from evidencedesk.retrieval.candidates import Candidate, Searcher
@@ -56,15 +56,17 @@ def test_trace_holds_every_stage_and_its_timing() -> None:
     assert all(c.chunk.metadata.status == "current" for c in trace.retrieved)
 
 
-def test_result_dict_is_json_with_the_required_keys() -> None:
+def test_ask_result_is_typed_and_its_dict_is_json_with_the_required_keys() -> None:
     checked, trace = ask("How many days do I have to return an item?", bm25(), kestrel_by_id(), ExtractiveGenerator())
-    out = json.loads(json.dumps(result_dict(checked, trace, kestrel_by_id())))
+    result = ask_result(checked, trace, kestrel_by_id())
+    window = holding(WINDOW, "kc-returns-v3")
+    assert result.citations == (window.id,)
+    assert result.sources[window.id].location == window.location.label
+    assert result.validation.citation_status == {window.id: "shown"}
+    out = json.loads(json.dumps(result.to_dict()))
     for key in ("answer", "abstained", "citations", "context", "findings", "trace_id", "timings", "validation"):
         assert key in out
-    window = holding(WINDOW, "kc-returns-v3")
-    assert out["citations"] == [window.id]
-    assert out["sources"][window.id]["location"] == window.location.label
-    assert out["validation"]["citation_status"] == {window.id: "shown"}
+    assert out["citations"] == [window.id] and out["sources"][window.id]["doc_id"] == window.doc_id
 
 
 def test_floor_and_dedup_reach_the_trace() -> None:

@@ -16,6 +16,7 @@ import pytest
 import evidencedesk
 from evidencedesk import AnswerDelta, AnswerDone, AskStream, ConfigError, Desk
 from evidencedesk.config import parse_settings
+from evidencedesk.results.ask import AskResult
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "examples" / "kestrel" / "docs"
@@ -34,8 +35,8 @@ def desk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desk]:
     d.close()
 
 
-def _steady(result: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in result.items() if k not in VARYING}
+def _steady(result: AskResult) -> dict[str, Any]:
+    return {k: v for k, v in result.to_dict().items() if k not in VARYING}
 
 
 @pytest.mark.parametrize("question", [QUESTION, UNANSWERABLE])
@@ -45,9 +46,9 @@ def test_deltas_then_one_done_event_equal_to_ask(desk: Desk, question: str) -> N
     delta, done = events
     assert isinstance(delta, AnswerDelta) and isinstance(done, AnswerDone)
     # a generator that cannot stream hands out its validated answer whole, as one delta
-    assert delta.text == done.result["answer"] and delta.text
+    assert delta.text == done.result.answer and delta.text
     assert _steady(done.result) == _steady(desk.ask(question, save=False))
-    assert done.result["abstained"] is (question == UNANSWERABLE)
+    assert done.result.abstained is (question == UNANSWERABLE)
 
 
 def test_the_final_event_carries_citations_validation_and_trace_id(desk: Desk) -> None:
@@ -55,10 +56,10 @@ def test_the_final_event_carries_citations_validation_and_trace_id(desk: Desk) -
         done = [e for e in events if isinstance(e, AnswerDone)]
     assert len(done) == 1
     result = done[0].result
-    assert result["citations"] and set(result["citations"]) <= set(result["context"])
-    assert result["validation"]["citations"] == result["citations"]
-    assert desk.trace(result["trace_id"]) == result  # saved as returned
-    assert done[0].to_dict() == {"type": "done", "result": result}
+    assert result.citations and set(result.citations) <= set(result.context)
+    assert result.validation.citations == result.citations
+    assert desk.trace(result.trace_id) == result.to_dict()  # saved as returned
+    assert done[0].to_dict() == {"type": "done", "result": result.to_dict()}
 
 
 def test_closing_the_stream_stops_the_ask_and_stores_no_trace(desk: Desk) -> None:

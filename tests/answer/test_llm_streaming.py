@@ -27,6 +27,7 @@ from evidencedesk import AnswerDelta, AnswerDone, Desk  # noqa: E402
 from evidencedesk.answer.generators.base import Generation  # noqa: E402
 from evidencedesk.config import parse_settings  # noqa: E402
 from evidencedesk.errors import GenerationError, ModelBusy  # noqa: E402
+from evidencedesk.results.ask import AskResult  # noqa: E402
 from evidencedesk.server.app import create_app  # noqa: E402
 from evidencedesk.server.settings import parse_service_settings  # noqa: E402
 from evidencedesk.server.sse import _events  # noqa: E402
@@ -87,8 +88,8 @@ def model(desk: Desk) -> Iterator[LlamaCppGenerator]:
     assert gen.queue.admitted == 0, "a request kept its place in the queue"
 
 
-def _steady(result: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in result.items() if k not in VARYING}
+def _steady(result: AskResult) -> dict[str, Any]:
+    return {k: v for k, v in result.to_dict().items() if k not in VARYING}
 
 
 def test_the_generator_streams_pieces_then_its_generation(model: LlamaCppGenerator, desk: Desk) -> None:
@@ -117,10 +118,10 @@ def test_ask_stream_gives_deltas_then_one_done_equal_to_ask(model: LlamaCppGener
     deltas, done = events[:-1], events[-1]
     assert deltas and all(isinstance(e, AnswerDelta) for e in deltas) and isinstance(done, AnswerDone)
     result = done.result
-    assert "".join(d.text for d in deltas) == result["raw_answer"]
-    assert set(result["citations"]) <= set(result["context"])
-    assert result["validation"]["citations"] == result["citations"]
-    assert result["generation"]["first_token_ms"] >= 0 and result["generation"]["model"].startswith("SmolLM2")
+    assert "".join(d.text for d in deltas) == result.raw_answer
+    assert set(result.citations) <= set(result.context)
+    assert result.validation.citations == result.citations
+    assert result.generation["first_token_ms"] >= 0 and result.generation["model"].startswith("SmolLM2")
     assert _steady(result) == _steady(desk.ask(QUESTION, save=False))
 
 
@@ -161,32 +162,32 @@ def test_the_answerability_gate_abstains_without_calling_the_model(model: LlamaC
     with Desk(store, settings=parse_settings({**unfloored, "generator": generator})) as d:
         before = model.tokens_generated
         result = d.ask(UNANSWERABLE, save=False)
-        assert result["context"] and result["abstained"]
-        assert result["generation"]["gate"] == "abstained before generation"
-        assert result["generation"]["answerability"] < result["generation"]["threshold"]
+        assert result.context and result.abstained
+        assert result.generation["gate"] == "abstained before generation"
+        assert result.generation["answerability"] < result.generation["threshold"]
         assert model.tokens_generated == before  # the model was never asked
         asked = d.ask(QUESTION, save=False)
-        assert asked["generation"]["gate"] == "passed" and model.tokens_generated > before
+        assert asked.generation["gate"] == "passed" and model.tokens_generated > before
     # with the default floor no candidate reads as about the question: nothing reaches the context
     with Desk(store, settings=parse_settings({**SETTINGS, "generator": generator})) as d:
         before = model.tokens_generated
         result = d.ask(UNANSWERABLE, save=False)
-        assert result["abstained"] and not result["context"] and model.tokens_generated == before
-        assert result["generation"]["gate_reason"] == "no chunk of the documents reached the context"
-        assert {x["reason"] for x in result["dropped"]} == {"not_relevant"}
+        assert result.abstained and not result.context and model.tokens_generated == before
+        assert result.generation["gate_reason"] == "no chunk of the documents reached the context"
+        assert {x.reason for x in result.dropped} == {"not_relevant"}
 
 
 def test_a_planted_instruction_changes_neither_scope_nor_citations(model: LlamaCppGenerator, desk: Desk) -> None:
     result = desk.ask(QUESTION, save=False)
-    shown = set(result["context"])
+    shown = set(result.context)
     assert any("kc-faq-injected:" in cid for cid in shown)  # the planted text reaches the model
     # the scope (current, public) holds: no staff note, no superseded policy reaches the model
     assert not any(x in cid for x in ("kc-staff-goodwill:", "kc-returns-v2:") for cid in shown)
-    assert "GW-" not in result["trace"]["prompt"] if "trace" in result else "GW-" not in result["prompt"]
-    assert set(result["citations"]) <= shown
-    assert "kc-secret-ledger:c9" not in result["answer"] and "kc-staff-goodwill" not in result["answer"]
-    for cid, status in result["validation"]["citation_status"].items():
-        assert status == "shown" or cid not in result["citations"]
+    assert "GW-" not in result.prompt
+    assert set(result.citations) <= shown
+    assert "kc-secret-ledger:c9" not in result.answer and "kc-staff-goodwill" not in result.answer
+    for cid, status in result.validation.citation_status.items():
+        assert status == "shown" or cid not in result.citations
 
 
 # -- the service -------------------------------------------------------------------------------------

@@ -29,5 +29,5 @@ def test_desk_on_postgres_matches_the_embedded_store(make_store: Any, tmp_path: 
         assert a == b, q
         assert all(c.chunk.metadata.audience == "public" for c in pg.search(q, k=5))
     out = pg.ask(QUESTIONS[1])
-    assert set(out["citations"]) <= set(out["context"])
+    assert set(out.citations) <= set(out.context)
     embedded.close()

@@ -37,7 +37,7 @@ def _answers(desk: Desk, questions: list[str]) -> list[Any]:
     for q in questions:
         hits = [(c.chunk.id, c.score) for c in desk.search(q, k=10)]
         asked = desk.ask(q, save=False)
-        out.append((q, hits, asked["answer"], asked["citations"], asked["abstained"]))
+        out.append((q, hits, asked.answer, asked.citations, asked.abstained))
     return out
 
 

@@ -150,4 +150,4 @@ def test_two_desks_over_one_primary_answer_identically(pair: tuple[PgStore, PgSt
         a = [(c.chunk.id, c.score) for c in one.search(q, k=5)]
         assert a and a == [(c.chunk.id, c.score) for c in two.search(q, k=5)], q
         x, y = one.ask(q, save=False), two.ask(q, save=False)
-        assert (x["answer"], x["citations"], x["context"]) == (y["answer"], y["citations"], y["context"]), q
+        assert (x.answer, x.citations, x.context) == (y.answer, y.citations, y.context), q

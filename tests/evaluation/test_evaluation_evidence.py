@@ -74,12 +74,12 @@ def test_desk_evaluate_never_lists_the_whole_store_and_matches_evaluating_over_e
     lost = {r.id for r in want if r.findings and r.findings[0].stage == "ingestion"}
     assert {d.question_id for d in diagnoses if d.root.stage == "ingestion"} == lost & {x.id for x in some}
     for x, out, record, inside in zip(some, asked, records, hidden.answers.records, strict=True):
-        expected = (out["answer"], out["abstained"], out["citations"], out["context"])
+        expected = (out.answer, out.abstained, list(out.citations), list(out.context))
         assert (record.answer, record.abstained, list(record.cited), list(record.context)) == expected
         assert (inside.answer, inside.abstained, list(inside.cited), list(inside.context)) == expected
         # what the generator was shown: a chunk trimmed to its answering units counts by its excerpt
-        shown = {c["chunk_id"]: replace(by_id[c["chunk_id"]], text=c["text"]) for c in out["context_candidates"]}
-        gold = x.answerable and any(x.grade_of(shown[cid]) == 2 for cid in out["context"])
+        shown = {c.chunk_id: replace(by_id[c.chunk_id], text=c.text) for c in out.context_candidates}
+        gold = x.answerable and any(x.grade_of(shown[cid]) == 2 for cid in out.context)
         assert record.gold_in_context == inside.gold_in_context == gold
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import docx
 import pytest
@@ -13,6 +12,7 @@ from fastapi.testclient import TestClient
 from evidencedesk import Desk
 from evidencedesk.config import Settings
 from evidencedesk.ingest import parse_docx
+from evidencedesk.results.ask import AskResult
 from evidencedesk.server.app import create_app
 from evidencedesk.server.settings import parse_service_settings
 from evidencedesk.server.state import ServiceState
@@ -75,10 +75,10 @@ def _desk(folder: Path, store: Path, size: int = 120) -> Desk:
     return desk
 
 
-def _context_docs(result: dict[str, Any]) -> set[str]:
+def _context_docs(result: AskResult) -> set[str]:
     """The documents of every chunk retrieved, shown to the generator or cited."""
-    ids = {c["doc_id"] for c in result["retrieved"]} | {c["doc_id"] for c in result["reranked"]}
-    return ids | {c.rpartition(":")[0] for c in result["context"] + list(result["citations"])}
+    ids = {c.doc_id for c in result.retrieved} | {c.doc_id for c in result.reranked}
+    return ids | {c.rpartition(":")[0] for c in [*result.context, *result.citations]}
 
 
 def test_superseded_pdf_never_reaches_a_context_and_tenants_stay_apart(folder: Path, tmp_path: Path) -> None:
@@ -90,10 +90,10 @@ def test_superseded_pdf_never_reaches_a_context_and_tenants_stay_apart(folder: P
         for tenant in (None, "acme"):
             scope = {"tenants": [tenant]} if tenant else None
             result = desk.ask(QUESTION, scope=scope, method="bm25", save=False)
-            assert result["context"] and not result["abstained"]
+            assert result.context and not result.abstained
             docs = _context_docs(result)
             assert "acme:acme-travel-2023" not in docs
-            assert "40 euros" not in result["answer"]
+            assert "40 euros" not in result.answer
             if tenant:
                 assert docs == {"acme:acme-travel-2024"}
         hits = desk.search(QUESTION, k=10, method="bm25", scope={"tenants": ["globex"]})
@@ -147,7 +147,7 @@ def test_word_table_chunks_repeat_the_header_and_the_answer_cites_the_right_row(
             assert chunk.text.startswith("| Region | Daily meal allowance | Hotel cap per night |\n| --- |")
             assert chunk.location.heading_path == ("Travel policy 2024", "Allowances by region")
         result = desk.ask("What is the hotel cap per night in Asia?", method="bm25", save=False)
-        assert not result["abstained"], result["abstain_reason"]
-        cited = [desk.store.chunk(c) for c in result["citations"]]
+        assert not result.abstained, result.abstain_reason
+        cited = [desk.store.chunk(c) for c in result.citations]
         assert cited and all(c is not None and "| Asia | 80 euros | 200 euros |" in c.text for c in cited)
-        assert "200 euros" in result["answer"]
+        assert "200 euros" in result.answer

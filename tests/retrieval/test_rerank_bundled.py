@@ -90,7 +90,7 @@ def test_a_corrupt_model_file_is_named_and_search_still_works(tmp_path: Path) ->
         with pytest.raises(ConfigError, match=r"retrieval\.rerank\.model: .*bad-model.*model\.onnx"):
             desk.ask("How long do refunds take?", save=False)
         assert desk.search("How long do refunds take?")  # search never reranks
-        assert not desk.ask("How long do refunds take?", rerank="none", save=False)["abstained"]
+        assert not desk.ask("How long do refunds take?", rerank="none", save=False).abstained
 
 
 def test_ask_reranks_with_the_bundled_model(tmp_path: Path) -> None:
@@ -106,11 +106,11 @@ def test_ask_reranks_with_the_bundled_model(tmp_path: Path) -> None:
     with Desk(tmp_path / "store", settings) as desk:
         desk.ingest(docs)
         out = desk.ask("How many days do refunds take to reach my card?", save=False)
-    sources = {r["source"] for r in out["reranked"]}
+    sources = {r.source for r in out.reranked}
     assert sources == {"cross-encoder:ms-marco-MiniLM-L-12-v2"}
-    scores = [r["score"] for r in out["reranked"]]
+    scores = [r.score for r in out.reranked]
     assert scores == sorted(scores, reverse=True)
-    assert "rerank" in out["timings"]
+    assert "rerank" in out.timings
 
 
 def test_min_score_leaves_out_what_is_not_about_the_question() -> None:
@@ -137,9 +137,9 @@ def test_ask_abstains_when_no_candidate_is_about_the_question(tmp_path: Path) ->
         away = desk.ask("Which days of the week did the Roman empire collapse?", save=False)
         near = desk.ask("How many days do refunds take to reach my card?", save=False)
         kept = desk.ask("Which days of the week did the Roman empire collapse?", rerank="none", save=False)
-    assert away["abstained"] and away["context"] == [] and away["reranked"] == []
-    assert away["abstain_reason"].startswith("no chunk reached the context")
-    assert away["dropped"] and {d["reason"] for d in away["dropped"]} == {"not_relevant"}
-    assert {d["chunk_id"] for d in away["dropped"]} == {r["chunk_id"] for r in away["retrieved"]}
-    assert not near["abstained"] and near["context"]
-    assert kept["context"]  # without the reranker the same question reaches the context (BM25 matched "days")
+    assert away.abstained and away.context == () and away.reranked == ()
+    assert away.abstain_reason.startswith("no chunk reached the context")
+    assert away.dropped and {d.reason for d in away.dropped} == {"not_relevant"}
+    assert {d.chunk_id for d in away.dropped} == {r.chunk_id for r in away.retrieved}
+    assert not near.abstained and near.context
+    assert kept.context  # without the reranker the same question reaches the context (BM25 matched "days")

@@ -75,7 +75,7 @@ def test_every_face_stores_the_trace_for_the_key_and_counts_the_ask(client: Test
     made.append(client.post("/lab/ask", json={"query": QUERY, "method": "bm25"}, headers=who).json()["trace_id"])
     state = client.app.state.service  # type: ignore[attr-defined]
     caller = state.keys.identify(KEYS["acme-staff"])
-    made.append(ask_for(state, caller, AskOrder(QUERY))["trace_id"])  # what the MCP ask tool calls
+    made.append(ask_for(state, caller, AskOrder(QUERY)).trace_id)  # what the MCP ask tool calls
     assert _asks(client) == before + 5
     assert set(made) <= _traces(client) and len(_traces(client)) >= 5
     assert all(client.get(f"/traces/{t}", headers=auth("acme-public")).status_code == 404 for t in made)

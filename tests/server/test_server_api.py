@@ -36,7 +36,7 @@ def test_health_and_openapi(client: TestClient) -> None:
                  "/metrics", "/healthz", "/lab/search"):  # fmt: skip
         assert path in schema["paths"], path
     components = schema["components"]["schemas"]
-    assert {"SearchRequest", "AskRequest", "SearchHit", "AskResponse", "ScopeRequest"} <= set(components)
+    assert {"SearchRequest", "AskRequest", "SearchHit", "AskResult", "ScopeRequest"} <= set(components)
     assert {"APIKeyHeader", "HTTPBearer"} <= set(schema["components"]["securitySchemes"])
     ingest_body = schema["paths"]["/ingest"]["post"]["requestBody"]["content"]
     assert {"application/json", "multipart/form-data"} <= set(ingest_body)

@@ -67,7 +67,7 @@ def collect(store: str, config: Path, settings: Settings) -> dict[str, list[Any]
         # every tenant of the store is the anonymous caller's, or the service would see less
         assert set(desk.store.tenants()) == set(SERVICE.anonymous_scope.tenants or ())
         for q in questions:
-            got["api"].append(answer_part(desk.ask(q)))
+            got["api"].append(answer_part(desk.ask(q).to_dict()))
             got["api_s"].append(search_part(desk.search_rows(q)))
     for q in questions:
         got["cli"].append(answer_part(cli("ask", q, "--store", store, "--config", str(config), "--json")))

@@ -127,8 +127,8 @@ def collect(store: str, settings: Settings, labels_path: Path, answer_every: int
             got.search.append([c.chunk.id for c in found])
             got.gold_found += any(x.grade_of(c.chunk) == 2 for c in found)
         for x in asked:
-            got.ask.append(answer_of(desk.ask(x.question, save=False)))
-            got.ask_first_stage.append(ids(desk.ask(x.question, rerank="none", save=False)["reranked"]))
+            got.ask.append(answer_of(desk.ask(x.question, save=False).to_dict()))
+            got.ask_first_stage.append([p.chunk_id for p in desk.ask(x.question, rerank="none", save=False).reranked])
         run = desk.evaluate(labels_path, save=False, unfiltered=False, answers=None)
         got.eval = [q.ranking[: q.returned] for q in run.questions]
         run = desk.evaluate(subset, save=False, unfiltered=False, answers=settings.generator.name)

@@ -4,7 +4,7 @@ from evidencedesk.answer.context import AssembledContext, assemble
 from evidencedesk.answer.generators import get_generator
 from evidencedesk.answer.generators.base import Generation, Generator
 from evidencedesk.answer.generators.extractive import ExtractiveGenerator
-from evidencedesk.answer.pipeline import ask, result_dict
+from evidencedesk.answer.pipeline import ask, ask_result
 from evidencedesk.answer.prompt import ABSTAIN_PREFIX, build_prompt, prompt_text
 from evidencedesk.answer.validate import SentenceCheck, ValidatedAnswer, validate
 
@@ -17,10 +17,10 @@ __all__ = [
     "SentenceCheck",
     "ValidatedAnswer",
     "ask",
+    "ask_result",
     "assemble",
     "build_prompt",
     "get_generator",
     "prompt_text",
-    "result_dict",
     "validate",
 ]

@@ -17,8 +17,9 @@ from evidencedesk.answer.context import UNIT_SHARE, assemble
 from evidencedesk.answer.gate import AnswerabilityGate
 from evidencedesk.answer.generators.base import Generation, Generator, StreamingGenerator
 from evidencedesk.answer.prompt import build_prompt, prompt_text
-from evidencedesk.answer.validate import DROP, ValidatedAnswer, enforce, validate
+from evidencedesk.answer.validate import DROP, SentenceCheck, ValidatedAnswer, enforce, validate
 from evidencedesk.documents import Chunk
+from evidencedesk.results.ask import AskResult, AskScope, Citation, OutsideScope, Passage, SentenceVerdict, Validation
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.fusion import rrf
 from evidencedesk.retrieval.rerank.base import Reranker
@@ -317,29 +318,75 @@ def _never() -> bool:
     return False
 
 
-def result_dict(
-    checked: ValidatedAnswer, trace: Trace, chunks_by_id: Mapping[str, Chunk] | None = None
-) -> dict[str, Any]:
-    """The JSON an ``ask`` returns: the trace, the validated answer on top, and where each citation points."""
-    out = trace.to_dict()
-    out["answer"] = checked.answer
-    out["abstained"] = checked.abstained
-    out["abstain_reason"] = checked.reason
-    out["citations"] = list(checked.cited)
-    out["validation"] = checked.to_dict()
-    sources: dict[str, Any] = {}
+def ask_result(
+    checked: ValidatedAnswer,
+    trace: AskTrace,
+    chunks_by_id: Mapping[str, Chunk] | None = None,
+    searcher: str = "",
+    outside_scope: Sequence[OutsideScope] | None = None,
+) -> AskResult:
+    """What an ``ask`` returns: the trace, the validated answer on top, and where each citation points.
+
+    ``searcher`` names where the first stage ranked; ``outside_scope`` (only when an abstention is
+    explained) the better matches outside the scope."""
     lookup = {c.chunk.id: c.chunk for c in trace.context}
+    sources: dict[str, Citation] = {}
     for cid in checked.cited:
         chunk = lookup.get(cid) or (chunks_by_id or {}).get(cid)
         if chunk is not None:
-            sources[cid] = {
-                "source": chunk.source or chunk.doc_id,
-                "title": chunk.title,
-                "location": chunk.location.label,
-                "doc_id": chunk.doc_id,
-            }
-    out["sources"] = sources
-    return out
+            sources[cid] = Citation(chunk.source or chunk.doc_id, chunk.title, chunk.location.label, chunk.doc_id)
+    scope = trace.scope
+
+    def names(field: str) -> tuple[str, ...] | None:
+        value = scope.get(field)
+        return tuple(value) if value is not None else None
+
+    context = tuple(Passage.of(c) for c in trace.context)
+    return AskResult(
+        trace_id=trace.id,
+        query=trace.query,
+        rewritten=tuple(trace.rewritten),
+        scope=AskScope(names("statuses"), names("audiences"), names("langs"), names("tenants"), names("doc_ids"),
+                       scope.get("valid_at"), bool(scope.get("check_validity", True))),
+        method=trace.method,
+        retrieved=tuple(Passage.of(c) for c in trace.retrieved),
+        reranked=tuple(Passage.of(c) for c in trace.reranked),
+        context=tuple(p.chunk_id for p in context),
+        context_candidates=context,
+        dropped=tuple(trace.dropped),
+        prompt=trace.prompt,
+        answer=checked.answer,
+        abstained=checked.abstained,
+        abstain_reason=checked.reason,
+        citations=tuple(checked.cited),
+        findings=tuple(trace.findings),
+        timings=dict(trace.timings),
+        rewrite_steps=tuple(dict(step) for step in trace.rewrite_steps),
+        context_tokens=trace.context_tokens,
+        raw_answer=trace.raw_answer,
+        generation=dict(trace.generation),
+        validation=_validation(checked),
+        sources=sources,
+        searcher=searcher,
+        outside_scope=tuple(outside_scope) if outside_scope is not None else None,
+    )  # fmt: skip
 
 
-__all__ = ["AskTrace", "Finished", "Prepared", "ask", "finish", "generate_stream", "prepare", "result_dict"]
+def _validation(checked: ValidatedAnswer) -> Validation:
+    def verdicts(checks: Sequence[SentenceCheck]) -> tuple[SentenceVerdict, ...]:
+        return tuple(SentenceVerdict(s.sentence, tuple(s.cited), s.supported, s.why) for s in checks)
+
+    return Validation(
+        answer=checked.answer,
+        citations=tuple(checked.cited),
+        abstained=checked.abstained,
+        reason=checked.reason,
+        sentences=verdicts(checked.sentences),
+        flagged=verdicts(checked.flagged),
+        citation_status=dict(checked.citation_status),
+        findings=tuple(checked.findings),
+        raw=checked.raw,
+    )
+
+
+__all__ = ["AskTrace", "Finished", "Prepared", "ask", "ask_result", "finish", "generate_stream", "prepare"]

@@ -8,7 +8,7 @@ The contract, for every generator:
 
 A generator that writes token by token (a local language model) yields its text as it comes; the
 deltas are the text as written, with passage numbers already turned into chunk ids. Validation runs
-after the last token, so ``AnswerDone.result["answer"]`` is the answer to keep: it differs from the
+after the last token, so ``AnswerDone.result.answer`` is the answer to keep: it differs from the
 joined deltas when validation dropped an unsupported sentence or replaced the answer by an
 abstention. A generator that cannot stream (the extractive one) yields its validated answer as one
 delta.
@@ -27,7 +27,9 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Literal
+from typing import Literal
+
+from evidencedesk.results.ask import AskResult, JSONObject
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ class AnswerDelta:
     text: str
     type: Literal["delta"] = field(default="delta", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"type": self.type, "text": self.text}
 
 
@@ -45,11 +47,11 @@ class AnswerDelta:
 class AnswerDone:
     """The last event: ``result`` is exactly what ``Desk.ask`` returns (answer, citations, validation, trace id)."""
 
-    result: dict[str, Any]
+    result: AskResult
     type: Literal["done"] = field(default="done", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "result": self.result}
+    def to_dict(self) -> JSONObject:
+        return {"type": self.type, "result": self.result.to_dict()}
 
 
 AskEvent = AnswerDelta | AnswerDone

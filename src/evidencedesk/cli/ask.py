@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -26,51 +27,55 @@ from evidencedesk.cli.app import (
 )
 from evidencedesk.cli.plain import wrap
 
+if TYPE_CHECKING:
+    from evidencedesk.desk import AskRequest, Desk
+    from evidencedesk.results.ask import AskResult, Passage
 
-def _stage_rows(out: dict[str, Any]) -> list[tuple[str, str]]:
-    v = out["validation"]
+
+def _stage_rows(out: AskResult) -> list[tuple[str, str]]:
+    v = out.validation
     return [
-        ("rewrite", f"{len(out['rewritten'])} quer{'y' if len(out['rewritten']) == 1 else 'ies'}"),
-        ("retrieval", f"{len(out['retrieved'])} candidates ({out['method']})"),
-        ("rerank", f"{len(out['reranked'])} kept"),
-        ("context", f"{len(out['context'])} chunks, {len(out['dropped'])} dropped, {out['context_tokens']} tokens"),
-        ("generation", "abstained" if v["raw"] and out["abstained"] and not v["sentences"] else "answered"),
-        ("validation", f"{len(v['sentences'])} sentences, {len(v['flagged'])} flagged"),
+        ("rewrite", f"{len(out.rewritten)} quer{'y' if len(out.rewritten) == 1 else 'ies'}"),
+        ("retrieval", f"{len(out.retrieved)} candidates ({out.method})"),
+        ("rerank", f"{len(out.reranked)} kept"),
+        ("context", f"{len(out.context)} chunks, {len(out.dropped)} dropped, {out.context_tokens} tokens"),
+        ("generation", "abstained" if v.raw and out.abstained and not v.sentences else "answered"),
+        ("validation", f"{len(v.sentences)} sentences, {len(v.flagged)} flagged"),
     ]
 
 
-def _print_answer(out: dict[str, Any]) -> None:
-    title = "[bold yellow]Abstained[/]" if out["abstained"] else "[bold green]Answer[/]"
+def _print_answer(out: AskResult) -> None:
+    title = "[bold yellow]Abstained[/]" if out.abstained else "[bold green]Answer[/]"
     console.print(title)
     width = console.width
-    answer = [line for text in out["answer"].splitlines() for line in (wrap(text, width) if text.strip() else [""])]
+    answer = [line for text in out.answer.splitlines() for line in (wrap(text, width) if text.strip() else [""])]
     console.print("\n".join(answer), highlight=False, markup=False, soft_wrap=True)
-    outside = out.get("outside_scope") or []
+    outside = out.outside_scope or ()
     if outside:
-        named = "; ".join(f"{o['doc_id']} ({o['why']})" for o in outside[:3])
+        named = "; ".join(f"{o.doc_id} ({o.why})" for o in outside[:3])
         console.print(
             f"Only text outside the scope matched best: {named}. Widen the scope (--status, --audience, "
             f"--valid-at any ...) to see it.",
             highlight=False,
             markup=False,
         )
-    if out["sources"]:
+    if out.sources:
         console.print("\n[bold]Citations[/]")
         lines = [
             line
-            for cid, where in out["sources"].items()
-            for line in wrap(f"[{cid}] {where['source']} · {where['location']}", width, "    ", first="  ")
+            for cid, where in out.sources.items()
+            for line in wrap(f"[{cid}] {where.source} · {where.location}", width, "    ", first="  ")
         ]
         console.print("\n".join(lines), highlight=False, markup=False, soft_wrap=True)
-    stages = [(stage, f"{out['timings'].get(stage, 0.0):.1f} ms", what) for stage, what in _stage_rows(out)]
+    stages = [(stage, f"{out.timings.get(stage, 0.0):.1f} ms", what) for stage, what in _stage_rows(out)]
     ms_width = max(len(ms) for _, ms, _ in stages)
     trace = ["", "Trace"]
     for stage, ms, what in stages:
         trace += wrap(what, width, " " * (15 + ms_width), first=f"  {stage:<11}{ms:>{ms_width}}  ")
     console.print("\n".join(trace), highlight=False, markup=False, soft_wrap=True)
-    for f in out["findings"]:
-        console.print(f"  [red]{f['stage']}/{f['label']}[/] {f['detail']}", highlight=False)
-    console.print(f"trace id: {out['trace_id']}", highlight=False)
+    for f in out.findings:
+        console.print(f"  [red]{f.stage}/{f.label}[/] {f.detail}", highlight=False)
+    console.print(f"trace id: {out.trace_id}", highlight=False)
 
 
 @app.command("ask")
@@ -167,13 +172,13 @@ def ask_command(
     request = AskRequest(question, scope, method=method, rerank=rerank, rewrite=rewrite, explain_abstention=True)
     with open_desk(settings, store, lines=not as_json) as desk:
         if as_json:
-            print_json(desk.ask(request))
+            print_json(desk.ask(request).to_dict())
             return
         out = _stream_answer(desk, request)
     _print_answer(out)
 
 
-def _stream_answer(desk: Any, request: Any) -> dict[str, Any]:
+def _stream_answer(desk: Desk, request: AskRequest) -> AskResult:
     """Ask, printing a language model's answer as it is written; the validated answer follows it."""
     from evidencedesk import AnswerDone
 
@@ -195,13 +200,13 @@ def _stream_answer(desk: Any, request: Any) -> dict[str, Any]:
     fail("the generator stopped before it finished its answer")
 
 
-def _candidates_table(title: str, rows: list[dict[str, Any]]) -> Table:
+def _candidates_table(title: str, rows: Sequence[Passage]) -> Table:
     table = Table(title=title, show_edge=False)
     for name in ("rank", "chunk id", "score", "source", "from"):
         table.add_column(name, justify="right" if name in ("rank", "score") else "left")
     for r in rows:
-        parts = ", ".join(f"{p['source']}#{p['rank']}" for p in r.get("parts", []))
-        table.add_row(str(r["rank"]), r["chunk_id"], f"{r['score']:.4f}", r["source"], parts)
+        parts = ", ".join(f"{p.source}#{p.rank}" for p in r.parts)
+        table.add_row(str(r.rank), r.chunk_id, f"{r.score:.4f}", r.source, parts)
     return table
 
 
@@ -213,6 +218,8 @@ def trace_command(
     as_json: opt.Json = False,
 ) -> None:
     """Show a stored trace in full: every stage's input and output, timings and findings."""
+    from evidencedesk.results.ask import AskResult
+
     settings = load_config(config)
     with open_desk(settings, store, lines=not as_json) as desk:
         data = desk.trace(trace_id)
@@ -221,28 +228,32 @@ def trace_command(
     if as_json:
         print_json(data)
         return
+    try:
+        t = AskResult.from_dict(data)
+    except ValueError as exc:
+        fail(f"trace {trace_id!r} was stored in another shape ({str(exc).splitlines()[0]}); --json shows it whole")
     say = console.print
-    say(f"[bold]trace {data.get('trace_id', trace_id)}[/]  {data.get('query', '')}", highlight=False)
-    say(f"searched: {data.get('rewritten')}  method: {data.get('method')}  scope: {data.get('scope')}", markup=False)
-    for step in data.get("rewrite_steps", []):
+    say(f"[bold]trace {t.trace_id}[/]  {t.query}", highlight=False)
+    say(f"searched: {list(t.rewritten)}  method: {t.method}  scope: {t.scope.to_dict()}", markup=False)
+    for step in t.rewrite_steps:
         say(f"  rewrite {step.get('step')}: {step.get('output')} {step.get('note', '')}", markup=False)
-    say(_candidates_table("retrieved", data.get("retrieved", [])))
-    say(_candidates_table("reranked", data.get("reranked", [])))
-    say(f"context: {data.get('context')} ({data.get('context_tokens', '?')} tokens)", markup=False)
-    for d in data.get("dropped", []):
-        say(f"  dropped {d['chunk_id']}: {d['reason']} {d['detail']}", markup=False)
+    say(_candidates_table("retrieved", t.retrieved))
+    say(_candidates_table("reranked", t.reranked))
+    say(f"context: {list(t.context)} ({t.context_tokens} tokens)", markup=False)
+    for d in t.dropped:
+        say(f"  dropped {d.chunk_id}: {d.reason} {d.detail}", markup=False)
     say("[bold]prompt[/]")
-    say(data.get("prompt", ""), markup=False, highlight=False)
+    say(t.prompt, markup=False, highlight=False)
     say("[bold]raw answer[/]")
-    say(data.get("raw_answer", ""), markup=False, highlight=False)
-    say("[bold]validated answer[/]" + (" (abstained)" if data.get("abstained") else ""))
-    say(data.get("answer") or "", markup=False, highlight=False)
-    for s in (data.get("validation") or {}).get("sentences", []):
-        mark = "ok " if s["supported"] else "DROP"
-        say(f"  {mark} {s['sentence']!r} cites {s['cited']}: {s['why']}", markup=False, highlight=False)
-    for f in data.get("findings", []):
-        say(f"  [red]{f['stage']}/{f['label']}[/] {f['detail']}", highlight=False)
-    timings = ", ".join(f"{k} {v:.1f} ms" for k, v in data.get("timings", {}).items())
+    say(t.raw_answer, markup=False, highlight=False)
+    say("[bold]validated answer[/]" + (" (abstained)" if t.abstained else ""))
+    say(t.answer, markup=False, highlight=False)
+    for check in t.validation.sentences:
+        mark = "ok " if check.supported else "DROP"
+        say(f"  {mark} {check.sentence!r} cites {list(check.cited)}: {check.why}", markup=False, highlight=False)
+    for f in t.findings:
+        say(f"  [red]{f.stage}/{f.label}[/] {f.detail}", highlight=False)
+    timings = ", ".join(f"{k} {v:.1f} ms" for k, v in t.timings.items())
     say(f"timings: {timings}", markup=False)
 
 

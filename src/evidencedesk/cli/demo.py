@@ -90,15 +90,15 @@ def _answers(desk: Any, labels: list[Any]) -> None:
         label = by_label[qid]
         out = desk.ask(label.question, generator="extractive", method="hybrid", k=5, label=label, save=False)
         console.print(f"[bold]{label.question}[/]  [dim]({why})[/]")
-        if out["abstained"]:
-            console.print(f"  [yellow]abstains:[/] {out['abstain_reason']}")
+        if out.abstained:
+            console.print(f"  [yellow]abstains:[/] {out.abstain_reason}")
         else:
-            console.print(f"  {out['answer']}")
-            context = {c["chunk_id"]: c for c in out["context_candidates"]}
-            for cid in out["citations"]:
-                chunk, where = context[cid], out["sources"][cid]
-                status = chunk["metadata"]["status"]
-                console.print(f"  [cyan]\\[{cid}][/] {chunk['source_path']} {where['location']} (status {status})")
+            console.print(f"  {out.answer}")
+            context = {c.chunk_id: c for c in out.context_candidates}
+            for cid in out.citations:
+                chunk, where = context[cid], out.sources[cid]
+                status = chunk.metadata.get("status")
+                console.print(f"  [cyan]\\[{cid}][/] {chunk.source_path} {where.location} (status {status})")
         console.print()
 
 

@@ -7,19 +7,20 @@ one request may see them.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evidencedesk.answer.generators.base import Generator
 from evidencedesk.answer.stream import AnswerDelta, AnswerDone, AskEvent, AskStream
 from evidencedesk.config import Overrides, Settings
 from evidencedesk.documents import Chunk
 from evidencedesk.errors import ConfigError, GenerationError
+from evidencedesk.results.ask import AskResult, OutsideScope
 from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.store.contract import StoreProtocol
-from evidencedesk.trace import Finding
+from evidencedesk.trace import Finding, Trace
 from evidencedesk.wiring import (
     build_generator,
     build_reranker,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from evidencedesk.answer.gate import AnswerabilityGate
     from evidencedesk.answer.pipeline import AskTrace
     from evidencedesk.answer.validate import ValidatedAnswer
+    from evidencedesk.evaluation.labels import Label
 
 
 class ScopedChunks(Mapping[str, Chunk]):
@@ -73,13 +75,13 @@ class ScopedChunks(Mapping[str, Chunk]):
     def __len__(self) -> int:
         return len(self._all())
 
-    def values(self) -> Any:
-        return self._all()
+    def values(self) -> ValuesView[Chunk]:
+        return {c.id: c for c in self._all()}.values()
 
 
 def _diagnosis(
-    label: Any, chunks: Mapping[str, Chunk], k: int, evidence: Sequence[Chunk] | None = None
-) -> Callable[[Any], Sequence[Finding]] | None:
+    label: Label | None, chunks: Mapping[str, Chunk], k: int, evidence: Sequence[Chunk] | None = None
+) -> Callable[[Trace], Sequence[Finding]] | None:
     """The labelled question's diagnosis of a finished trace: it reads the chunks inside the scope in
     batches (a ``ScopedChunks`` reads the store's) and keeps those holding the label's gold phrases;
     ``evidence`` names those chunks instead when the caller has gathered them already."""
@@ -88,7 +90,7 @@ def _diagnosis(
     from evidencedesk.evaluation.evidence import gather_evidence
     from evidencedesk.evaluation.taxonomy import diagnose
 
-    def findings(trace: Any) -> Sequence[Finding]:
+    def findings(trace: Trace) -> Sequence[Finding]:
         if evidence is not None:
             indexed = list(evidence)
         elif isinstance(chunks, ScopedChunks):  # the store: read in batches, keep the label's evidence
@@ -100,11 +102,10 @@ def _diagnosis(
     return findings
 
 
-def outside_scope(found: Sequence[Candidate], scope: Scope) -> list[dict[str, Any]]:
+def outside_scope(found: Sequence[Candidate], scope: Scope) -> list[OutsideScope]:
     """The documents outside ``scope`` among ``found`` (a search without the scope) that rank above every
-    document inside it: ``[{doc_id, chunk_id, rank, why}]``, one per document, best first. Empty when the
-    best match is inside the scope."""
-    out: list[dict[str, Any]] = []
+    document inside it, one per document, best first. Empty when the best match is inside the scope."""
+    out: list[OutsideScope] = []
     seen: set[str] = set()
     for c in found:
         why = scope.excludes(c.chunk.metadata, c.chunk.doc_id)
@@ -112,7 +113,7 @@ def outside_scope(found: Sequence[Candidate], scope: Scope) -> list[dict[str, An
             break  # an allowed document ranks here: what follows is not "only" outside text
         if c.chunk.doc_id not in seen:
             seen.add(c.chunk.doc_id)
-            out.append({"doc_id": c.chunk.doc_id, "chunk_id": c.chunk.id, "rank": c.rank, "why": why})
+            out.append(OutsideScope(c.chunk.doc_id, c.chunk.id, c.rank, why))
     return out
 
 
@@ -122,7 +123,7 @@ class Answered:
 
     checked: ValidatedAnswer
     trace: AskTrace
-    result: dict[str, Any]
+    result: AskResult
 
 
 class Answering:
@@ -163,7 +164,7 @@ class Answering:
         assessor = self.generator("extractive")
         return AnswerabilityGate(assessor) if isinstance(assessor, Assessor) else None
 
-    def ask(self, request: AskRequest) -> dict[str, Any]:
+    def ask(self, request: AskRequest) -> AskResult:
         with self.ask_stream(request) as events:
             for event in events:
                 if isinstance(event, AnswerDone):
@@ -189,7 +190,7 @@ class Answering:
     def _stream(
         self, request: AskRequest, evidence: Sequence[Chunk] | None, kept: list[Answered] | None
     ) -> AskStream:  # fmt: skip
-        from evidencedesk.answer.pipeline import generate_stream, prepare, result_dict
+        from evidencedesk.answer.pipeline import ask_result, generate_stream, prepare
 
         r, state = request, self.state
         s = state.with_settings(
@@ -245,13 +246,12 @@ class Answering:
                     yield AnswerDelta(item)
                     continue
                 checked, trace = item
-                out = result_dict(checked, trace, by_id)
-                out["searcher"] = searcher_label(searcher)
-                if r.explain_abstention and out.get("abstained"):
-                    everywhere = stage.search(r.question, k, Scope.everything())
-                    out["outside_scope"] = outside_scope(everywhere, the_scope)
+                outside = None
+                if r.explain_abstention and checked.abstained:
+                    outside = outside_scope(stage.search(r.question, k, Scope.everything()), the_scope)
+                out = ask_result(checked, trace, by_id, searcher_label(searcher), outside)
                 if r.save:
-                    state.store.save_trace(trace.id, out, owner=r.owner)
+                    state.store.save_trace(trace.id, out.to_dict(), owner=r.owner)
                 if release is not None:
                     release()
                 if kept is not None:

@@ -29,6 +29,7 @@ from evidencedesk.answer.stream import AskStream
 from evidencedesk.config import Overrides, Settings
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.progress import Callback
+from evidencedesk.results.ask import AskResult, JSONObject
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.first_stage import FirstStage
 from evidencedesk.retrieval.scope import Scope
@@ -402,9 +403,9 @@ class Desk:
         return warm_models(self._state.settings)
 
     def ask(
-        self, question: AskRequest | str, scope: Scope | Mapping[str, Any] | None = None, **fields: Any
-    ) -> dict[str, Any]:
-        """Answer with validated citations, or abstain; returns what ``evidencedesk ask --json`` prints.
+        self, question: AskRequest | str, scope: Scope | Mapping[str, object] | None = None, **fields: object
+    ) -> AskResult:
+        """Answer with validated citations, or abstain.
 
         ``question`` is an :class:`AskRequest`, or the question with the request's other fields as
         ``scope`` and keywords (``desk.ask("...", k=3, save=False)``); with a request, keywords replace its
@@ -414,11 +415,27 @@ class Desk:
         ``explain_abstention`` an abstention names the documents outside the scope that matched best
         (the CLI sets it; the service never does, since that would tell a caller about hidden documents).
         :meth:`ask_stream` takes the same arguments and hands out the answer as it is written.
+
+        Args:
+            question: The question, or a whole :class:`AskRequest`.
+            scope: The documents it may be answered from (a ``Scope`` or its fields as a mapping);
+                default: the configured scope.
+            **fields: Any other :class:`AskRequest` field (``k``, ``method``, ``generator``, ``save`` ...).
+
+        Returns:
+            The :class:`~evidencedesk.results.ask.AskResult`: the validated answer and its citations (or
+            the abstention and why), where each citation points, and the trace of every stage;
+            ``to_dict()`` gives what ``evidencedesk ask --json`` prints.
+
+        Raises:
+            TypeError: an unknown keyword.
+            ConfigError: a value the settings refuse (``candidates`` below ``k`` ...).
+            GenerationError: the generator failed or stopped before it finished.
         """
         return self._answers.ask(AskRequest.of(question, scope, **fields))
 
     def ask_stream(
-        self, question: AskRequest | str, scope: Scope | Mapping[str, Any] | None = None, **fields: Any
+        self, question: AskRequest | str, scope: Scope | Mapping[str, object] | None = None, **fields: object
     ) -> AskStream:
         """``ask``, handed out as it is written: ``AnswerDelta`` events (pieces of the answer text), then
         one ``AnswerDone`` whose ``result`` is exactly what ``ask`` returns for the same arguments.
@@ -431,15 +448,37 @@ class Desk:
         full; the place is given back when the stream ends or is closed. With
         ``generator.answerability_gate`` a language model is asked only when the fitted answerability
         model says the context answers. See ``evidencedesk.answer.stream`` for the contract.
+
+        Args:
+            question: The question, or a whole :class:`AskRequest`.
+            scope: The documents it may be answered from; default: the configured scope.
+            **fields: Any other :class:`AskRequest` field, as for :meth:`ask`.
+
+        Returns:
+            An :class:`AskStream` (an iterator and a context manager) of ``AnswerDelta`` events and one
+            closing ``AnswerDone`` whose ``result`` is the :class:`~evidencedesk.results.ask.AskResult`.
+
+        Raises:
+            TypeError: an unknown keyword.
+            ConfigError: a value the settings refuse.
+            ModelBusy: a local model's request queue is full.
         """
         return self._answers.ask_stream(AskRequest.of(question, scope, **fields))
 
     # -- traces and evaluation runs ----------------------------------------------------------------
-    def save_trace(
-        self, result: dict[str, Any], owner: str | None = None, keep: int | None = DEFAULT_TRACE_KEEP
-    ) -> str:
+    def save_trace(self, result: AskResult, owner: str | None = None, keep: int | None = DEFAULT_TRACE_KEEP) -> str:
         """Store what :meth:`ask` returned (``save=False``, then completed by the caller) as a trace, made
-        by ``owner``; only the ``keep`` newest traces stay (None: all). Returns its id."""
+        by ``owner``; only the ``keep`` newest traces stay (None: all). What is stored is
+        ``result.to_dict()`` (a face's own result type adds its fields there).
+
+        Args:
+            result: What :meth:`ask` returned, or a face's result built on it.
+            owner: The API key that made it (None: visible to every reader of the store).
+            keep: How many of the newest traces stay (None: all).
+
+        Returns:
+            The trace id.
+        """
         return self._records.save_trace(result, owner, keep)
 
     def save_eval_run(self, run: EvalRun, owner: str | None = None) -> int:
@@ -454,12 +493,30 @@ class Desk:
         """
         return self._records.save_eval_run(run.to_dict(), owner)
 
-    def trace(self, trace_id: str, owner: str | None = None) -> dict[str, Any] | None:
-        """A stored trace (what ``ask`` returned), or None; with ``owner``, only one that key made."""
+    def trace(self, trace_id: str, owner: str | None = None) -> JSONObject | None:
+        """A stored trace, or None; with ``owner``, only one that key made. It is the JSON the store keeps:
+        what ``ask`` returned (``AskResult.to_dict()``, which ``AskResult.from_dict`` reads back), with the
+        fields a face added (the lab's grades).
+
+        Args:
+            trace_id: The id ``ask`` returned.
+            owner: Only a trace this API key made (None: any).
+
+        Returns:
+            The stored JSON object, or None when there is no such trace (for ``owner``).
+        """
         return self._records.trace(trace_id, owner)
 
-    def traces(self, limit: int = 50, owner: str | None = None) -> list[dict[str, Any]]:
-        """The most recent stored traces, newest first; with ``owner``, only that key's."""
+    def traces(self, limit: int = 50, owner: str | None = None) -> list[JSONObject]:
+        """The most recent stored traces, newest first; with ``owner``, only that key's.
+
+        Args:
+            limit: How many at most.
+            owner: Only the traces this API key made (None: all).
+
+        Returns:
+            The stored JSON objects, newest first.
+        """
         return self._records.traces(limit, owner)
 
     def eval_run(self, run: int | Mapping[str, object]) -> EvalRun:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evidencedesk.errors import StoreError
+from evidencedesk.results.ask import AskResult, JSONObject
 from evidencedesk.store import RecordStore
 from evidencedesk.store.base import DEFAULT_TRACE_KEEP
 
@@ -18,18 +19,17 @@ class Records:
         self.store = store
         self.location = location  # named in errors
 
-    def save_trace(self, result: dict[str, Any], owner: str | None, keep: int | None = DEFAULT_TRACE_KEEP) -> str:
-        trace_id = str(result["trace_id"])
-        self.store.save_trace(trace_id, result, owner=owner, keep=keep)
-        return trace_id
+    def save_trace(self, result: AskResult, owner: str | None, keep: int | None = DEFAULT_TRACE_KEEP) -> str:
+        self.store.save_trace(result.trace_id, result.to_dict(), owner=owner, keep=keep)
+        return result.trace_id
 
     def save_eval_run(self, run: dict[str, Any], owner: str | None) -> int:
         return self.store.save_eval_run(run, owner=owner)
 
-    def trace(self, trace_id: str, owner: str | None) -> dict[str, Any] | None:
+    def trace(self, trace_id: str, owner: str | None) -> JSONObject | None:
         return self.store.load_trace(trace_id, owner=owner)
 
-    def traces(self, limit: int, owner: str | None) -> list[dict[str, Any]]:
+    def traces(self, limit: int, owner: str | None) -> list[JSONObject]:
         return self.store.traces(limit, owner=owner)
 
     def eval_run(self, run: int | Mapping[str, Any]) -> dict[str, Any]:

@@ -12,13 +12,17 @@ scope is answered as if it did not exist. Answers leave their trace in the store
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from evidencedesk import Scope
 from evidencedesk.errors import AccessError, EvidencedeskError, RequestRefused
 from evidencedesk.server.access import Caller, request_scope
 from evidencedesk.server.asking import AskOrder, ask_for
 from evidencedesk.server.models import Method, ScopeRequest
 from evidencedesk.server.state import ServiceState
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
 
 INSTRUCTIONS = (
     "Search and answer from the documents of one evidencedesk store, inside the scope of the API key the "
@@ -28,7 +32,7 @@ INSTRUCTIONS = (
 )
 
 
-def _scope_of(caller: Caller, scope: ScopeRequest | None) -> Any:
+def _scope_of(caller: Caller, scope: ScopeRequest | None) -> Scope:
     from mcp.server.mcpserver.exceptions import ToolError
 
     try:
@@ -50,7 +54,7 @@ def _check(state: ServiceState, text: str, what: str, k: int | None) -> None:
         raise ToolError(f"k: between 1 and {state.service.max_k} here, got {k}")
 
 
-def build_server(state: ServiceState, caller: Caller) -> Any:
+def build_server(state: ServiceState, caller: Caller) -> MCPServer:
     """An ``MCPServer`` whose tools answer from ``state``'s store inside ``caller``'s scope."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
@@ -91,13 +95,12 @@ def build_server(state: ServiceState, caller: Caller) -> Any:
             raise ToolError(exc.message) from None
         except (EvidencedeskError, ValueError) as exc:
             raise ToolError(str(exc)) from None
-        sources = out.get("sources") or {}
         return {
-            "answer": out.get("answer") or "",
-            "abstained": bool(out.get("abstained")),
-            "abstain_reason": out.get("abstain_reason") or "",
-            "citations": [{"chunk_id": cid, **dict(sources.get(cid) or {})} for cid in out.get("citations") or []],
-            "trace_id": out["trace_id"],
+            "answer": out.answer,
+            "abstained": out.abstained,
+            "abstain_reason": out.abstain_reason,
+            "citations": out.cited(),
+            "trace_id": out.trace_id,
         }
 
     @server.tool()

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from evidencedesk import AnswerDone, AskStream, Scope
 from evidencedesk.errors import GenerationError, ModelBusy, RequestRefused
+from evidencedesk.results.ask import AskResult
 from evidencedesk.server.access import Caller, request_scope
 from evidencedesk.server.models import ScopeRequest
 from evidencedesk.server.state import ServiceState
 
-Completion = Callable[[dict[str, Any]], None]
-"""What a face adds to a finished result before its trace is stored (the lab's grades)."""
+Completion = Callable[[AskResult], AskResult]
+"""What a face makes of a finished result before its trace is stored (the lab adds its grades)."""
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class AskOrder:
     method: str | None = None
     k: int | None = None
     candidates: int | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, object] = field(default_factory=dict)
 
 
 def check_text(state: ServiceState, text: str, what: str) -> str:
@@ -79,10 +79,10 @@ class Asking:
     scope: Scope
     events: AskStream
 
-    def finish(self, out: dict[str, Any], complete: Completion | None = None) -> dict[str, Any]:
+    def finish(self, out: AskResult, complete: Completion | None = None) -> AskResult:
         """Complete ``out`` (``complete``), store it as the caller's trace and count it; returns it."""
         if complete is not None:
-            complete(out)
+            out = complete(out)
         self.state.desk.save_trace(out, owner=self.caller.name, keep=self.state.service.trace_retention)
         self.state.metrics.record_ask(out, self.scope.day)
         return out
@@ -110,7 +110,7 @@ def start_ask(state: ServiceState, caller: Caller, order: AskOrder) -> Asking:
     return Asking(state, caller, scope, events)
 
 
-def drain(events: AskStream) -> dict[str, Any]:
+def drain(events: AskStream) -> AskResult:
     """The final result of a stream read whole."""
     try:
         with events:
@@ -122,7 +122,7 @@ def drain(events: AskStream) -> dict[str, Any]:
     raise RequestRefused(503, "the generator stopped before it finished its answer")
 
 
-def ask_for(state: ServiceState, caller: Caller, order: AskOrder, complete: Completion | None = None) -> dict[str, Any]:
+def ask_for(state: ServiceState, caller: Caller, order: AskOrder, complete: Completion | None = None) -> AskResult:
     """The whole recipe, unstreamed: check, ask, complete, store the trace, count it."""
     asking = start_ask(state, caller, order)
     return asking.finish(drain(asking.events), complete)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from evidencedesk.documents import Metadata
+from evidencedesk.results.ask import AskResult
 
 WINDOW = 10_000
 QUANTILES = (50, 95)
@@ -29,7 +30,7 @@ def _rate(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-def stale(metadata: Mapping[str, Any], day: date) -> bool:
+def stale(metadata: Mapping[str, object], day: date) -> bool:
     """True for a chunk that is not current, or not valid on ``day``."""
     try:
         meta = Metadata.from_dict(dict(metadata))
@@ -74,22 +75,22 @@ class Metrics:
             self.zero_hits += n_results == 0
             self._observe("search", ms)
 
-    def record_ask(self, result: Mapping[str, Any], day: date | None = None) -> None:
-        """Count one answered question from its ``result_dict``."""
+    def record_ask(self, result: AskResult, day: date | None = None) -> None:
+        """Count one answered question from what ``Desk.ask`` returned."""
         day = day or date.today()
-        context = result.get("context_candidates") or []
-        shown = {c.get("chunk_id") for c in context}
+        context = result.context_candidates
+        shown = {c.chunk_id for c in context}
         with self._lock:
             self.queries["ask"] += 1
             self.asks += 1
-            self.zero_hits += not result.get("retrieved")
-            self.stale_contexts += any(stale(c.get("metadata") or {}, day) for c in context)
-            if result.get("abstained"):
+            self.zero_hits += not result.retrieved
+            self.stale_contexts += any(stale(c.metadata, day) for c in context)
+            if result.abstained:
                 self.abstained += 1
             else:
                 self.answered += 1
-                self.valid_citations += bool(result.get("citations")) and set(result["citations"]) <= shown
-            for stage, ms in (result.get("timings") or {}).items():
+                self.valid_citations += bool(result.citations) and set(result.citations) <= shown
+            for stage, ms in result.timings.items():
                 self._observe(stage, ms)
 
     def _quantiles(self) -> dict[str, dict[str, float | int]]:

@@ -144,23 +144,6 @@ class SearchHit(_Open):
     shared_words: list[str]
 
 
-class AskResponse(_Open):
-    trace_id: str
-    query: str
-    answer: str | None
-    abstained: bool
-    abstain_reason: str
-    citations: list[str]
-    sources: dict[str, dict[str, Any]]
-    context: list[str]
-    context_candidates: list[dict[str, Any]]
-    retrieved: list[dict[str, Any]]
-    findings: list[dict[str, str]]
-    timings: dict[str, float]
-    prompt: str
-    scope: dict[str, Any]
-
-
 class LabHit(SearchHit):
     grade: int | None = Field(None, description="The labelled grade (2 answers, 1 context, 0 none); None: no label.")
 

@@ -7,7 +7,9 @@ the delimited context a generator would receive. Every call runs inside the call
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -15,6 +17,7 @@ from fastapi import APIRouter, Request
 from evidencedesk import Label, Scope
 from evidencedesk.constants import CHUNKERS, LEGS, METHODS, UNITS
 from evidencedesk.desk import candidate_rows, hybrid_legs, leg_names, searcher_tokenizer, words_shared
+from evidencedesk.results.ask import AskResult, JSONObject
 from evidencedesk.server.access import Caller
 from evidencedesk.server.asking import AskOrder, drain, start_ask
 from evidencedesk.server.deps import CallerDep, StateDep, check_k, check_text, refuse, scope_for
@@ -133,6 +136,19 @@ def lab_search(body: LabSearchRequest, state: StateDep, caller: CallerDep) -> di
     }
 
 
+@dataclass(frozen=True)
+class LabAnswer(AskResult):
+    """The lab's answer: ``Desk.ask``'s result, each retrieved passage with the words it shares with the
+    query, plus the labelled grade of each retrieved chunk (empty without a label) and the lab's chunking
+    (None: the stored chunks)."""
+
+    grades: Mapping[str, int] = field(default_factory=dict)
+    chunking: JSONObject | None = None
+
+    def to_dict(self) -> JSONObject:
+        return {**super().to_dict(), "grades": dict(self.grades), "chunking": self.chunking}
+
+
 @router.post("/ask")
 def lab_ask(body: LabAskRequest, request: Request, state: StateDep, caller: CallerDep) -> Any:
     """Answer over the lab's chunks; with a labelled question the trace also carries its diagnosis
@@ -149,20 +165,22 @@ def lab_ask(body: LabAskRequest, request: Request, state: StateDep, caller: Call
     options = {"label": lab.label, "over": over}
     asking = start_ask(state, caller, AskOrder(lab.query, lab.scope, body.generator, body.method, k, None, options))
 
-    def complete(out: dict[str, Any]) -> None:
-        for row in out["retrieved"]:
-            row["shared_words"] = words_shared(lab.query, row["text"], lab.searcher)
+    def complete(out: AskResult) -> AskResult:
+        retrieved = tuple(
+            replace(p, shared_words=tuple(words_shared(lab.query, p.text, lab.searcher))) for p in out.retrieved
+        )
         grades: dict[str, int] = {}
         if lab.label is not None:
-            ids = [c["chunk_id"] for c in out["retrieved"]]
+            ids = [p.chunk_id for p in out.retrieved]
             found = [lab.corpus.by_id[i] for i in ids] if lab.corpus is not None else state.store.chunks_by_id(ids)
             grades = {c.id: lab.label.grade_of(c) for c in found}
-        out["grades"] = grades
-        out["chunking"] = lab.corpus.chunking if lab.corpus is not None else None
+        chunking = lab.corpus.chunking if lab.corpus is not None else None
+        fields = {f.name: getattr(out, f.name) for f in dataclass_fields(AskResult)}
+        return LabAnswer(**{**fields, "retrieved": retrieved}, grades=grades, chunking=chunking)
 
-    def done(out: dict[str, Any]) -> dict[str, Any]:
+    def done(out: AskResult) -> AskResult:
         return asking.finish(out, complete)
 
     if wants_events(request.headers.get("accept"), body.stream):
         return event_stream(asking.events, done)
-    return done(drain(asking.events))
+    return done(drain(asking.events)).to_dict()

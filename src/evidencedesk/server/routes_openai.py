@@ -31,10 +31,11 @@ from fastapi import APIRouter, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from evidencedesk.errors import ConfigError, EvidencedeskError, ModelBusy, RequestRefused, http_status
+from evidencedesk.results.ask import AskResult
 from evidencedesk.server.access import Caller
 from evidencedesk.server.asking import AskOrder, ask_for
 from evidencedesk.server.deps import CallerDep, StateDep
@@ -65,7 +66,7 @@ class OpenAIError(Exception):
         self.code = code
 
 
-def error_body(status: int, message: str, param: str | None = None, code: str | None = None) -> dict[str, Any]:
+def error_body(status: int, message: str, param: str | None = None, code: str | None = None) -> dict[str, JsonValue]:
     """``{"error": {...}}`` as OpenAI's API writes it."""
     kind = ERROR_TYPES.get(status, "invalid_request_error" if status < 500 else "server_error")
     return {"error": {"message": message, "type": kind, "param": param, "code": code}}
@@ -282,37 +283,31 @@ def question_of(messages: list[ChatMessage]) -> str:
     return text
 
 
-def citations(result: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Each cited chunk, in citation order, with what ``sources`` says of it (document, title, location)."""
-    sources = result.get("sources") or {}
-    return [{"chunk_id": cid, **dict(sources.get(cid) or {})} for cid in result.get("citations") or []]
-
-
-def message_text(result: Mapping[str, Any]) -> str:
+def message_text(result: AskResult) -> str:
     """The message text: the answer, then a ``Sources:`` line per citation with its file and place
     (chat front ends show only the text, never the ``evidencedesk`` object)."""
-    text = str(result.get("answer") or "")
-    cited = [c for c in citations(result) if c.get("source")]
+    cited = [(cid, w) for cid in result.citations if (w := result.sources.get(cid)) is not None and w.source]
     if not cited:
-        return text
-    lines = [f"- [{c['chunk_id']}] {c['source']}: {c.get('location') or '(top)'}" for c in cited]
-    return text.rstrip() + "\n\nSources:\n" + "\n".join(lines)
+        return result.answer
+    lines = [f"- [{cid}] {where.source}: {where.location or '(top)'}" for cid, where in cited]
+    return result.answer.rstrip() + "\n\nSources:\n" + "\n".join(lines)
 
 
-def extra(result: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``evidencedesk`` object of a completion: the trace, the abstention and the citations."""
+def extra(result: AskResult) -> dict[str, JsonValue]:
+    """The ``evidencedesk`` object of a completion (``ExtraOut``): the trace, the abstention and the citations."""
+    cited: list[JsonValue] = [dict(c) for c in result.cited()]
     return {
-        "trace_id": result.get("trace_id"),
-        "abstained": bool(result.get("abstained")),
-        "abstain_reason": result.get("abstain_reason") or "",
-        "citations": citations(result),
+        "trace_id": result.trace_id,
+        "abstained": result.abstained,
+        "abstain_reason": result.abstain_reason,
+        "citations": cited,
     }
 
 
-def completion(result: Mapping[str, Any], model: str, created: int) -> dict[str, Any]:
-    """A ``chat.completion`` object for one answer (``Desk.ask``'s result)."""
+def completion(result: AskResult, model: str, created: int) -> dict[str, JsonValue]:
+    """A ``chat.completion`` object (``ChatCompletionOut``) for one answer (``Desk.ask``'s result)."""
     return {
-        "id": f"chatcmpl-{result.get('trace_id')}",
+        "id": f"chatcmpl-{result.trace_id}",
         "object": "chat.completion",
         "created": created,
         "model": model,
@@ -328,7 +323,9 @@ def completion(result: Mapping[str, Any], model: str, created: int) -> dict[str,
     }
 
 
-def _chunk(ident: str, model: str, created: int, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+def _chunk(
+    ident: str, model: str, created: int, delta: dict[str, JsonValue], finish: str | None
+) -> dict[str, JsonValue]:
     return {
         "id": ident,
         "object": "chat.completion.chunk",
@@ -338,14 +335,14 @@ def _chunk(ident: str, model: str, created: int, delta: dict[str, Any], finish: 
     }
 
 
-def _sse(data: Mapping[str, Any]) -> str:
+def _sse(data: Mapping[str, JsonValue]) -> str:
     return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def stream_events(result: Mapping[str, Any], model: str, created: int) -> Iterator[str]:
+def stream_events(result: AskResult, model: str, created: int) -> Iterator[str]:
     """The server-sent events of one answer: the role, the checked answer line by line, the last chunk
     with the ``evidencedesk`` object, then ``[DONE]``."""
-    ident = f"chatcmpl-{result.get('trace_id')}"
+    ident = f"chatcmpl-{result.trace_id}"
     yield _sse(_chunk(ident, model, created, {"role": "assistant", "content": ""}, None))
     for line in message_text(result).splitlines(keepends=True):
         yield _sse(_chunk(ident, model, created, {"content": line}, None))
@@ -355,7 +352,7 @@ def stream_events(result: Mapping[str, Any], model: str, created: int) -> Iterat
     yield "data: [DONE]\n\n"
 
 
-def answer(state: ServiceState, caller: Caller, body: ChatRequest, question: str, generator: str) -> dict[str, Any]:
+def answer(state: ServiceState, caller: Caller, body: ChatRequest, question: str, generator: str) -> AskResult:
     """The answer as ``POST /ask`` makes it (``server.asking``): the same checks and limits, the trace
     stored for the caller's key and the answer counted in the metrics."""
     return ask_for(state, caller, AskOrder(question, body.scope, generator, body.method, body.k))

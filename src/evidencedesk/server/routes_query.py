@@ -10,11 +10,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
+from pydantic import JsonValue, TypeAdapter
 
+from evidencedesk.results.ask import AskResult
 from evidencedesk.server.asking import AskOrder, drain, start_ask
 from evidencedesk.server.deps import CallerDep, StateDep, check_k, check_text, scope_for
-from evidencedesk.server.models import AskRequest, AskResponse, SearchHit, SearchRequest
+from evidencedesk.server.models import AskRequest, SearchHit, SearchRequest
 from evidencedesk.server.sse import MEDIA_TYPE, event_stream, wants_events
 
 router = APIRouter(tags=["query"])
@@ -34,15 +36,30 @@ def search(body: SearchRequest, state: StateDep, caller: CallerDep) -> list[dict
     return rows
 
 
+ASK_FIRST = (
+    "trace_id", "query", "answer", "abstained", "abstain_reason", "citations", "sources", "context",
+    "context_candidates", "retrieved", "findings", "timings", "prompt", "scope",
+)  # fmt: skip
+"""The keys ``POST /ask`` has always listed first; the others follow in ``AskResult.to_dict()``'s order."""
+_JSON = TypeAdapter(dict[str, JsonValue])
+
+
+def ask_response(result: AskResult) -> Response:
+    """The JSON answer of ``POST /ask``: ``result.to_dict()`` with the keys of ``ASK_FIRST`` first."""
+    data = result.to_dict()
+    ordered = {key: data[key] for key in ASK_FIRST} | data
+    return Response(_JSON.dump_json(ordered), media_type="application/json")
+
+
 @router.post(
     "/ask",
-    response_model=AskResponse,
+    response_model=AskResult,
     responses={
         200: {"content": {MEDIA_TYPE: {}}, "description": "The answer, or its events when streamed."},
         503: {"description": "Generator not available, or busy (with Retry-After)."},
     },
 )
-def ask(body: AskRequest, request: Request, state: StateDep, caller: CallerDep) -> Any:
+def ask(body: AskRequest, request: Request, state: StateDep, caller: CallerDep) -> Response:
     """Answer with a citation after every sentence, or abstain with the reason; the trace is stored.
 
     Streamed (``"stream": true`` or ``Accept: text/event-stream``): ``delta`` events as the answer is
@@ -55,4 +72,4 @@ def ask(body: AskRequest, request: Request, state: StateDep, caller: CallerDep) 
     asking = start_ask(state, caller, order)
     if wants_events(request.headers.get("accept"), body.stream):
         return event_stream(asking.events, asking.finish)
-    return asking.finish(drain(asking.events))
+    return ask_response(asking.finish(drain(asking.events)))

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from evidencedesk import AnswerDone, AskEvent, AskStream
 from evidencedesk.errors import GenerationError
+from evidencedesk.results.ask import AskResult, JSONObject
 
 MEDIA_TYPE = "text/event-stream"
 
@@ -27,7 +27,7 @@ def wants_events(accept: str | None, asked: bool) -> bool:
     return asked or MEDIA_TYPE in (accept or "")
 
 
-def encode(kind: str, data: dict[str, Any]) -> str:
+def encode(kind: str, data: JSONObject) -> str:
     return f"event: {kind}\ndata: {json.dumps(data, default=str)}\n\n"
 
 
@@ -38,7 +38,7 @@ def _next(events: AskStream) -> AskEvent | None:
         return None
 
 
-async def _events(events: AskStream, on_done: Callable[[dict[str, Any]], dict[str, Any]]) -> AsyncIterator[str]:
+async def _events(events: AskStream, on_done: Callable[[AskResult], AskResult]) -> AsyncIterator[str]:
     try:
         while True:
             try:
@@ -50,7 +50,7 @@ async def _events(events: AskStream, on_done: Callable[[dict[str, Any]], dict[st
                 return
             if isinstance(event, AnswerDone):
                 result = await run_in_threadpool(on_done, event.result)
-                yield encode("done", {"type": "done", "result": result})
+                yield encode("done", AnswerDone(result).to_dict())
             else:
                 yield encode(event.type, event.to_dict())
     finally:  # also when the client disconnected: stop the model before its next token
@@ -58,7 +58,7 @@ async def _events(events: AskStream, on_done: Callable[[dict[str, Any]], dict[st
         events.close()
 
 
-def event_stream(events: AskStream, on_done: Callable[[dict[str, Any]], dict[str, Any]]) -> StreamingResponse:
+def event_stream(events: AskStream, on_done: Callable[[AskResult], AskResult]) -> StreamingResponse:
     """The SSE response for ``events``; ``on_done`` stores and completes the final result."""
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(_events(events, on_done), media_type=MEDIA_TYPE, headers=headers)
