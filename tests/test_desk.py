@@ -54,7 +54,8 @@ def test_chunker_override_is_recorded_as_a_new_build(desk: Desk, tmp_path: Path)
     d = Desk(tmp_path / "s", settings=Settings())
     first = d.ingest(DOCS)
     second = d.ingest(DOCS, name="fixed", size=60, unit="chars")
-    assert first.chunking["hash"] != second.chunking["hash"]
+    assert first.chunking is not None and second.chunking is not None
+    assert first.chunking.hash != second.chunking.hash
     d.close()
 
 

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from evidencedesk import Desk, Settings
 from evidencedesk.cli import app
 from evidencedesk.ingest.sync import ingest_folder
+from evidencedesk.results.ingest import SnapshotUpdate
 
 ROOT = Path(__file__).resolve().parents[1]
 KESTREL = ROOT / "examples" / "kestrel"
@@ -63,7 +64,8 @@ def test_ingest_updates_the_snapshot_and_a_bare_store_ingest_makes_it_stale(tmp_
         desk.write_index(dense=False)
         (docs / "torque.md").unlink()
         report = desk.ingest(docs)
-        assert report.progress["index"]["deleted"] > 0 and report.progress["index"]["added"] == 0
+        index = report.progress.index
+        assert isinstance(index, SnapshotUpdate) and index.deleted > 0 and index.added == 0
         assert desk.snapshot_status().startswith("snapshot of build 2, ")
         assert desk.searcher_label("bm25").startswith("snapshot-")
         hits = desk.search("stem bolt torque", k=5, method="bm25")

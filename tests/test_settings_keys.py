@@ -268,7 +268,7 @@ def observe(front: str, data: dict[str, Any], action: str, corpus: dict[str, Pat
                     desk.ingest(corpus["docs"])
                     payload: Any = {"chunk_ids": desk.store.chunk_ids()}
                 elif action == "search":
-                    payload = desk.search_rows(QUERY)
+                    payload = [hit.to_dict() for hit in desk.search_rows(QUERY)]
                 else:
                     payload = desk.ask(QUERY, save=False).to_dict()
         except (ValueError, RuntimeError, OSError, ImportError) as exc:

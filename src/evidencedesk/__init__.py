@@ -37,7 +37,7 @@ _EXPORTS: dict[str, str] = {
     "Trace": "evidencedesk.trace",
     "Finding": "evidencedesk.trace",
     # ingest and chunking
-    "IngestReport": "evidencedesk.store.records",
+    "IngestReport": "evidencedesk.results.ingest",
     "Store": "evidencedesk.store",
     "StoreProtocol": "evidencedesk.store.contract",
     "parse_folder": "evidencedesk.ingest",
@@ -171,6 +171,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and editors
     from evidencedesk.evaluation.runner import evaluate as evaluate
     from evidencedesk.evaluation.taxonomy import diagnose as diagnose
     from evidencedesk.ingest import parse_folder as parse_folder
+    from evidencedesk.results.ingest import IngestReport as IngestReport
     from evidencedesk.retrieval.candidates import Candidate as Candidate
     from evidencedesk.retrieval.candidates import Part as Part
     from evidencedesk.retrieval.candidates import Searcher as Searcher
@@ -189,7 +190,6 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and editors
     from evidencedesk.retrieval.scope import Scope as Scope
     from evidencedesk.store import Store as Store
     from evidencedesk.store.contract import StoreProtocol as StoreProtocol
-    from evidencedesk.store.records import IngestReport as IngestReport
     from evidencedesk.trace import Finding as Finding
     from evidencedesk.trace import Trace as Trace
 

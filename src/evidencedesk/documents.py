@@ -6,9 +6,10 @@ Each has ``to_dict``/``from_dict`` so it can be stored, sent as JSON and read ba
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import date
-from typing import Any
+from typing import Any, TypeAlias
 from urllib.parse import quote
 
 STATUSES = ("current", "superseded", "draft")
@@ -20,6 +21,9 @@ DEFAULT_AUDIENCE = "public"
 DEFAULT_LANG = "en"
 DEFAULT_TENANT = "default"
 
+# A value JSON holds: what ``Metadata.extra`` keeps (front-matter keys the ingest does not know, made JSON-safe).
+JsonValue: TypeAlias = str | int | float | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
+
 
 def _iso(value: date | None) -> str | None:
     return value.isoformat() if value else None
@@ -29,7 +33,7 @@ def _date(value: str | None) -> date | None:
     return date.fromisoformat(value) if value else None
 
 
-def _fields(obj: Any) -> dict[str, Any]:
+def _fields(obj: Any) -> dict[str, object]:
     """A dataclass's fields by name, in declaration order, values as they are (``asdict`` would turn the
     nested dataclasses into dicts its own way, not with their ``to_dict``)."""
     return {f.name: getattr(obj, f.name) for f in fields(obj)}
@@ -48,7 +52,7 @@ class Metadata:
     version: str = ""
     supersedes: str = ""
     tags: tuple[str, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, JsonValue] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -60,14 +64,14 @@ class Metadata:
         """True when ``valid_from <= day <= valid_to`` (an open end always passes)."""
         return (self.valid_from is None or self.valid_from <= day) and (self.valid_to is None or day <= self.valid_to)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         d = asdict(self)
         d["valid_from"], d["valid_to"] = _iso(self.valid_from), _iso(self.valid_to)
         d["tags"] = list(self.tags)
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Metadata:
+    def from_dict(cls, d: Mapping[str, Any]) -> Metadata:
         d = dict(d)
         d["valid_from"], d["valid_to"] = _date(d.get("valid_from")), _date(d.get("valid_to"))
         d["tags"] = tuple(d.get("tags") or ())
@@ -88,8 +92,8 @@ class Section:
     last_line: int
     page: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
+    def to_dict(self) -> dict[str, object]:
+        d: dict[str, object] = {
             "heading_path": list(self.heading_path), "first_line": self.first_line, "last_line": self.last_line,
         }  # fmt: skip
         if self.page:
@@ -97,7 +101,7 @@ class Section:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Section:
+    def from_dict(cls, d: Mapping[str, Any]) -> Section:
         return cls(tuple(d["heading_path"]), int(d["first_line"]), int(d["last_line"]), int(d.get("page", 0)))
 
 
@@ -119,11 +123,11 @@ class Document:
     sections: tuple[Section, ...] = ()
     first_line: int = 1
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {**_fields(self), "metadata": self.metadata.to_dict(), "sections": [s.to_dict() for s in self.sections]}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Document:
+    def from_dict(cls, d: Mapping[str, Any]) -> Document:
         return cls(
             id=d["id"],
             title=d["title"],
@@ -156,8 +160,8 @@ class Location:
             where += f", page {first}" if first == last else f", pages {first}-{last}"
         return where
 
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
+    def to_dict(self) -> dict[str, object]:
+        d: dict[str, object] = {
             "heading_path": list(self.heading_path), "first_line": self.first_line, "last_line": self.last_line,
         }  # fmt: skip
         if self.pages:
@@ -180,7 +184,7 @@ class Location:
         return cls(tuple(heading), first_line, last_line)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Location:
+    def from_dict(cls, d: Mapping[str, Any]) -> Location:
         return cls(
             tuple(d.get("heading_path", ())),
             int(d.get("first_line", 0)),
@@ -208,11 +212,11 @@ class Chunk:
         if self.kind not in CHUNK_KINDS:
             raise ValueError(f"chunk kind must be one of {', '.join(CHUNK_KINDS)}, got {self.kind!r}")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {**_fields(self), "location": self.location.to_dict(), "metadata": self.metadata.to_dict()}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Chunk:
+    def from_dict(cls, d: Mapping[str, Any]) -> Chunk:
         return cls(
             id=d["id"],
             doc_id=d["doc_id"],

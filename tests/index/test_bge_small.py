@@ -96,7 +96,7 @@ def test_dense_search_through_the_desk_ranks_the_right_passage_first(tmp_path: P
             ("Where should I keep the battery during the cold months?", "battery"),
         ]:
             rows = desk.search_rows(question)
-            assert rows[0]["chunk_id"].startswith(doc), (question, rows)
+            assert rows[0].chunk_id.startswith(doc), (question, rows)
         with EmbeddingCache(tmp_path / "store" / "embeddings.sqlite") as cache:
             assert cache.count(BGE_SMALL_NAME) == len(DOCS) and cache.count(default_embedder().name) == 0
 
@@ -130,7 +130,7 @@ def test_switching_the_model_re_embeds_instead_of_using_the_snapshot(tmp_path: P
     with Desk(tmp_path / "store", settings) as desk:
         assert "other BM25 or dense settings" in desk.snapshot_status()
         rows = desk.search_rows("Where should I keep the battery during the cold months?")
-        assert rows[0]["chunk_id"].startswith("battery")
+        assert rows[0].chunk_id.startswith("battery")
     with EmbeddingCache(tmp_path / "store" / "embeddings.sqlite") as cache:
         assert cache.count(BGE_SMALL_NAME) == len(DOCS) == cache.count(default_embedder().name)
 

@@ -73,12 +73,13 @@ def test_ingest_reports_progress_and_embed_fills_the_cache(tmp_path: Path) -> No
             embed_progress=lambda d, t, _: chunks_done.append((d, t)),
         )
         n = report.n_chunks
-        assert files[-1] == (6, 6) and report.progress["files"]["count"] == 6
-        assert chunks_done[-1] == (n, n) and report.progress["embedding"]["count"] == n
+        assert files[-1] == (6, 6) and report.progress.files is not None and report.progress.files.count == 6
+        assert chunks_done[-1] == (n, n) and report.progress.embedding is not None
+        assert report.progress.embedding.count == n
         with EmbeddingCache(tmp_path / "store" / EMBEDDINGS_FILE) as cache:
             assert cache.count() == n
         # the first hybrid query finds every vector in the cache: nothing left to embed
-        assert desk.embed()["count"] == 0
+        assert desk.embed().count == 0
         assert desk.search("When does room 3 open?", method="hybrid")[0].chunk.doc_id == "note-3"
 
 

@@ -47,7 +47,7 @@ def allowed_docs(name: str) -> set[str]:
 
 def expected_rows(store: Path, k: int, scope: dict[str, Any]) -> list[dict[str, Any]]:
     with Desk(store) as desk:
-        return desk.search_rows(QUERY, k, "bm25", scope)
+        return [hit.to_dict() for hit in desk.search_rows(QUERY, k, "bm25", scope)]
 
 
 def check_metadata(meta: dict[str, Any], row: dict[str, Any]) -> None:

@@ -68,7 +68,7 @@ def collect(store: str, config: Path, settings: Settings) -> dict[str, list[Any]
         assert set(desk.store.tenants()) == set(SERVICE.anonymous_scope.tenants or ())
         for q in questions:
             got["api"].append(answer_part(desk.ask(q).to_dict()))
-            got["api_s"].append(search_part(desk.search_rows(q)))
+            got["api_s"].append(search_part([hit.to_dict() for hit in desk.search_rows(q)]))
     for q in questions:
         got["cli"].append(answer_part(cli("ask", q, "--store", store, "--config", str(config), "--json")))
         got["cli_s"].append(search_part(cli("search", q, "--store", store, "--config", str(config), "--json")))

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from evidencedesk.cli import options as opt
 from evidencedesk.cli.app import app, console, fail, load_config, open_desk
+
+if TYPE_CHECKING:
+    from evidencedesk import Desk, Label
 
 DEMO_QUESTIONS = (
     ("q03", "the superseded policy allowed 100 km, the current one 20 km"),
@@ -33,21 +36,21 @@ def _section(title: str) -> None:
     console.rule(f"[bold]{title}")
 
 
-def _ingest(desk: Any, docs: Path) -> None:
+def _ingest(desk: Desk, docs: Path) -> None:
     report = desk.ingest(docs)
     table = Table("added", "updated", "unchanged", "removed", "failed", "documents", "chunks", "build")
     table.add_row(
-        *(str(len(getattr(report, f))) for f in ("added", "updated", "unchanged", "removed", "failed")),
+        *(str(len(ids)) for ids in (report.added, report.updated, report.unchanged, report.removed, report.failed)),
         str(report.n_documents),
         str(report.n_chunks),
         str(report.build_id),
     )
     console.print(table)
     for failure in report.failed:
-        console.print(f"  [red]failed[/] {failure['path']}: {failure['reason']}")
+        console.print(f"  [red]failed[/] {failure.path}: {failure.reason}")
 
 
-def _whole_evidence(desk: Any, rows: list[dict[str, Any]]) -> None:
+def _whole_evidence(desk: Desk, rows: list[dict[str, object]]) -> None:
     from evidencedesk import ChunkingConfig
 
     table = Table("chunker", "size", "chunks", "answers whole in one chunk")
@@ -58,7 +61,7 @@ def _whole_evidence(desk: Any, rows: list[dict[str, Any]]) -> None:
     console.print(table)
 
 
-def _strategies(desk: Any, labels: list[Any], k: int) -> None:
+def _strategies(desk: Desk, labels: list[Label], k: int) -> None:
     rows = desk.strategies(labels, ("bm25", "dense", "hybrid"), k)
     table = Table(
         "strategy", "hit@1", "hit@3", "hit@5", "answer outranked", f"no answer in {k}", "junk for unanswerable"
@@ -74,7 +77,7 @@ def _strategies(desk: Any, labels: list[Any], k: int) -> None:
     console.print(table)
 
 
-def _diagnosis(desk: Any, labels: list[Any], method: str, k: int) -> None:
+def _diagnosis(desk: Desk, labels: list[Label], method: str, k: int) -> None:
     failing = desk.diagnose(labels, method, k)
     table = Table("question", "stage", "label", "detail")
     for d in failing:
@@ -84,7 +87,7 @@ def _diagnosis(desk: Any, labels: list[Any], method: str, k: int) -> None:
         console.print(table)
 
 
-def _answers(desk: Any, labels: list[Any]) -> None:
+def _answers(desk: Desk, labels: list[Label]) -> None:
     by_label = {x.id: x for x in labels}
     for qid, why in DEMO_QUESTIONS:
         label = by_label[qid]

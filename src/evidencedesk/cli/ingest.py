@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -11,54 +11,58 @@ from rich.table import Table
 from evidencedesk.cli import options as opt
 from evidencedesk.cli.app import DEFAULT_MAX_BYTES, app, console, err_console, fail, load_config, open_desk, print_json
 from evidencedesk.constants import CHUNKERS, UNITS
-
-if TYPE_CHECKING:
-    from evidencedesk import IngestReport
-
+from evidencedesk.results.ingest import IngestReport, SnapshotNotUpdated, SnapshotUpdate, StepProgress
 
 _NAMED = 20  # documents named per line of the report (all of them with --json)
 
 
 def _print_report(report: IngestReport) -> None:
+    chunking = report.chunking
     table = Table(
-        title=f"build {report.build_id} · chunking {report.chunking.get('name')} {report.chunking.get('hash')}"
+        title=f"build {report.build_id} · chunking {chunking.name if chunking else None} "
+        f"{chunking.hash if chunking else None}"
     )
     for name in ("added", "updated", "unchanged", "removed", "failed", "skipped"):
         table.add_column(name, justify="right")
-    table.add_row(*(str(len(getattr(report, name))) for name in ("added", "updated", "unchanged", "removed",
-                                                                  "failed", "skipped")))  # fmt: skip
+    table.add_row(*(str(len(ids)) for ids in (report.added, report.updated, report.unchanged, report.removed,
+                                              report.failed, report.skipped)))  # fmt: skip
     console.print(table)
     console.print(f"store: {report.n_documents} documents, {report.n_chunks} chunks", highlight=False)
-    for step, done in report.progress.items():
-        if step == "index":
-            _print_index(done)
-            continue
-        unit = "files" if step == "files" else "chunks embedded"
-        console.print(f"{step}: {done['count']} {unit} in {done['seconds']:.1f} s ({done['per_second']:.1f}/s)")
-    for name, colour in (("added", "green"), ("updated", "cyan"), ("removed", "magenta"), ("skipped", "dim")):
-        ids = getattr(report, name)
+    progress = report.progress
+    if progress.files is not None:
+        _print_step("files", progress.files, "files")
+    if progress.index is not None:
+        _print_index(progress.index)
+    if progress.embedding is not None:
+        _print_step("embedding", progress.embedding, "chunks embedded")
+    for name, colour, ids in (("added", "green", report.added), ("updated", "cyan", report.updated),
+                              ("removed", "magenta", report.removed), ("skipped", "dim", report.skipped)):  # fmt: skip
         if ids:
             shown = ", ".join(ids[:_NAMED]) + (f" and {len(ids) - _NAMED} more" if len(ids) > _NAMED else "")
             console.print(f"[{colour}]{name}[/] ({len(ids)}): {shown}", highlight=False, markup=True)
     for failure in report.failed:
-        kept = f" (stored version of {failure['kept']} kept)" if failure.get("kept") else ""
-        console.print(f"[red]failed[/] {failure['path']}: {failure['reason']}{kept}", highlight=False)
+        kept = f" (stored version of {failure.kept} kept)" if failure.kept else ""
+        console.print(f"[red]failed[/] {failure.path}: {failure.reason}{kept}", highlight=False)
     for unknown in report.unknown_supersedes:
         console.print(
-            f"[yellow]unknown supersedes[/] {unknown['path']}: supersedes {unknown['supersedes']!r}, "
+            f"[yellow]unknown supersedes[/] {unknown.path}: supersedes {unknown.supersedes!r}, "
             "which names no document in the store (check the id)",
             highlight=False,
         )
 
 
-def _print_index(done: dict[str, Any]) -> None:
-    if "error" in done:
-        console.print(f"[yellow]index[/]: {done['error']}", highlight=False)
+def _print_step(step: str, done: StepProgress, unit: str) -> None:
+    console.print(f"{step}: {done.count} {unit} in {done.seconds:.1f} s ({done.per_second:.1f}/s)")
+
+
+def _print_index(done: SnapshotUpdate | SnapshotNotUpdated) -> None:
+    if isinstance(done, SnapshotNotUpdated):
+        console.print(f"[yellow]index[/]: {done.error}", highlight=False)
         return
-    merged = f", {len(done['merged'])} merge(s)" if done["merged"] else ""
+    merged = f", {len(done.merged)} merge(s)" if done.merged else ""
     console.print(
-        f"index: {done['added']} chunks added, {done['deleted']} deleted in {done['seconds']:.1f} s; "
-        f"{done['segments']} segments{merged}",
+        f"index: {done.added} chunks added, {done.deleted} deleted in {done.seconds:.1f} s; "
+        f"{done.segments} segments{merged}",
         highlight=False,
     )
 

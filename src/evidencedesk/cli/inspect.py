@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -10,32 +10,19 @@ from rich.text import Text
 
 from evidencedesk.cli import options as opt
 from evidencedesk.cli.app import app, console, fail, load_config, open_desk, print_json
-
-if TYPE_CHECKING:
-    from evidencedesk.documents import Document
+from evidencedesk.documents import Metadata
+from evidencedesk.results.records import DocumentListing
 
 _PREVIEW = 80
 
 
-def _validity(valid_from: str | None, valid_to: str | None) -> str:
+def _validity(metadata: Metadata) -> str:
+    valid_from, valid_to = metadata.valid_from, metadata.valid_to
     if valid_from and valid_to:
         return f"{valid_from} to {valid_to}"
     if valid_from or valid_to:
         return f"from {valid_from}" if valid_from else f"until {valid_to}"
     return "always"
-
-
-def _summary(doc: Document, n_chunks: int) -> dict[str, Any]:
-    meta = doc.metadata.to_dict()
-    return {
-        "id": doc.id,
-        "title": doc.title,
-        "path": doc.path,
-        "format": doc.format,
-        **{k: meta[k] for k in ("status", "audience", "lang", "tenant", "version", "valid_from", "valid_to")},
-        "n_chunks": n_chunks,
-        "content_hash": doc.content_hash,
-    }
 
 
 @app.command()
@@ -46,30 +33,31 @@ def docs(store: opt.Store = None, config: opt.Config = None, as_json: opt.Json =
     settings = load_config(config)
     with open_desk(settings, store) as desk:
         counts = desk.chunk_counts()
-        rows = [_summary(d, counts.get(d.id, 0)) for d in desk.documents()]
+        rows = [DocumentListing.of(d, counts.get(d.id, 0)) for d in desk.documents()]
     if as_json:
-        print_json(rows)
+        print_json([r.to_row() for r in rows])
         return
     console.print(docs_table(rows, f"{len(rows)} documents in {store_label(store or settings.store)}"))
 
 
-def docs_table(rows: list[dict[str, Any]], title: str) -> Table:
+def docs_table(rows: list[DocumentListing], title: str) -> Table:
     """Id, status, tenant and chunk count never shrink (an id folds onto a second line rather than being
     cut); title, audience, language, version and validity share the last column, which wraps."""
     table = Table(title=title, show_lines=False)
-    widest = min(max((len(r["id"]) for r in rows), default=2), 30)
+    widest = min(max((len(r.id) for r in rows), default=2), 30)
     table.add_column("id", no_wrap=True, overflow="fold", min_width=widest)
-    table.add_column("status", no_wrap=True, min_width=max((len(r["status"]) for r in rows), default=6))
+    table.add_column("status", no_wrap=True, min_width=max((len(r.metadata.status) for r in rows), default=6))
     table.add_column("tenant", no_wrap=True, overflow="fold")
     table.add_column("chunks", justify="right", no_wrap=True)
     table.add_column("title; audience · lang · valid", ratio=1, overflow="fold")
     for r in rows:
-        details = [r["audience"], r["lang"], _validity(r["valid_from"], r["valid_to"])]
-        if r.get("version"):
-            details.insert(2, f"v{r['version']}")
-        about = Text(r["title"] or "")
+        meta = r.metadata
+        details = [meta.audience, meta.lang, _validity(meta)]
+        if meta.version:
+            details.insert(2, f"v{meta.version}")
+        about = Text(r.title or "")
         about.append("\n" + " · ".join(details), style="dim")
-        table.add_row(r["id"], r["status"], r["tenant"], str(r["n_chunks"]), about)
+        table.add_row(r.id, meta.status, meta.tenant, str(r.n_chunks), about)
     return table
 
 

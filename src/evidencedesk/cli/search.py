@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -19,35 +19,37 @@ from evidencedesk.cli.app import (
     scope_flags,
 )
 from evidencedesk.cli.plain import snippet, wrap
+from evidencedesk.documents import Location
+from evidencedesk.results.search import SearchHit
 
 
-def place(location: dict[str, Any]) -> str:
+def place(location: Location) -> str:
     """Where a chunk is: its page(s) when its source has pages (a PDF), else its lines."""
-    pages = location.get("pages") or []
+    pages = location.pages
     if pages:
         return f"page {pages[0]}" if pages[0] == pages[-1] else f"pages {pages[0]}-{pages[-1]}"
-    first, last = location["first_line"], location["last_line"]
+    first, last = location.first_line, location.last_line
     return f"line {first}" if first == last else f"lines {first}-{last}"
 
 
-def result_lines(rows: list[dict[str, Any]], legs: list[str], width: int) -> list[str]:
+def result_lines(hits: list[SearchHit], legs: list[str], width: int) -> list[str]:
     """Each result as a short block: rank, whole chunk id and score; where it is (file, page or lines,
     headings); the leg ranks and shared words; two lines of its text. Fits ``width`` columns."""
     out: list[str] = []
-    pad = len(str(rows[-1]["rank"])) + 2
+    pad = len(str(hits[-1].rank)) + 2
     indent = " " * pad
-    for r in rows:
-        loc = r["location"]
-        heading = " > ".join(loc["heading_path"]) or "(top)"
-        out.append(f"{str(r['rank']).rjust(pad - 2)}  {r['chunk_id']}  score {r['score']:.4f}")
-        out += wrap(f"{r['source_path']} · {place(loc)} · {heading}", width, indent)
-        ranks = {p["source"]: p["rank"] for p in r["parts"]}
+    for hit in hits:
+        loc = hit.location
+        heading = " > ".join(loc.heading_path) or "(top)"
+        out.append(f"{str(hit.rank).rjust(pad - 2)}  {hit.chunk_id}  score {hit.score:.4f}")
+        out += wrap(f"{hit.source_path} · {place(loc)} · {heading}", width, indent)
+        ranks = {p.source: p.rank for p in hit.parts}
         why = [f"{leg} #{ranks[leg]}" if leg in ranks else f"{leg} -" for leg in legs] if len(legs) > 1 else []
-        if r["shared_words"]:
-            why.append("shared: " + ", ".join(r["shared_words"]))
+        if hit.shared_words:
+            why.append("shared: " + ", ".join(hit.shared_words))
         if why:
             out += wrap(" · ".join(why), width, indent)
-        out += snippet(r.get("text") or "", width, indent=indent)
+        out += snippet(hit.text or "", width, indent=indent)
         out.append("")
     return out[:-1]
 
@@ -93,7 +95,7 @@ def search(
         legs_shown = leg_names(desk.searcher(method, names))
         stored = sum(desk.chunk_counts().values()) if not rows else 0
     if as_json:
-        print_json(rows)
+        print_json([hit.to_dict() for hit in rows])
         return
     if not rows:
         console.print(f"no chunk inside the scope matches {query!r} ({stored} chunks stored)", highlight=False)

@@ -30,6 +30,8 @@ from evidencedesk.config import Overrides, Settings
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.progress import Callback
 from evidencedesk.results.ask import AskResult, JSONObject
+from evidencedesk.results.ingest import EmbeddingProgress, IngestReport
+from evidencedesk.results.search import SearchHit
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.first_stage import FirstStage
 from evidencedesk.retrieval.scope import Scope
@@ -178,29 +180,47 @@ class Desk:
         remove_missing: bool = True,
         embed: bool = False,
         embed_progress: Callback | None = None,
-        **chunker: Any,
-    ) -> Any:
+        **chunker: object,
+    ) -> IngestReport:
         """Ingest a folder: unchanged files are skipped by hash, changed files re-chunked and (with
-        ``remove_missing``) documents whose file is gone removed. ``chunker`` overrides (name=, size=,
-        overlap=, unit=) the configured chunker; files over ``max_bytes`` fail. Returns the report.
+        ``remove_missing``) documents whose file is gone removed. When the store has a snapshot (see
+        :meth:`write_index`) it is brought up to date in the same call, with one new segment.
 
-        ``progress(done, total, path)`` follows the files; with ``embed`` the dense embeddings of every
-        chunk are computed now (see :meth:`embed`, followed by ``embed_progress``), so the first dense or
-        hybrid query does not pay for them. The report's ``progress`` holds the files' (and the
-        embedding's) count, seconds and rate. When the store has a snapshot (see :meth:`write_index`)
-        it is brought up to date in the same call, with one new segment; ``progress["index"]`` says
-        what was added, deleted and merged (or why the snapshot could not be updated)."""
+        Args:
+            folder: the folder of documents (read recursively).
+            max_bytes: files larger than this fail (default: the ingest's limit).
+            progress: ``progress(done, total, path)`` follows the files.
+            remove_missing: remove stored documents whose file is gone.
+            embed: also compute the dense embeddings of every chunk now (see :meth:`embed`), so the
+                first dense or hybrid query does not pay for them.
+            embed_progress: follows the embedding (with ``embed``).
+            **chunker: overrides of the configured chunker (``name=``, ``size=``, ``overlap=``, ``unit=``).
+
+        Returns:
+            The :class:`~evidencedesk.results.ingest.IngestReport`: documents added, updated, unchanged and
+            removed, the files that failed and why, and in ``progress`` the files' (and the embedding's)
+            count, seconds and rate, and ``progress.index``: what the snapshot update added, deleted and
+            merged (or why the snapshot could not be updated).
+
+        Raises:
+            ConfigError: a bad chunker override or ``max_bytes``.
+        """
         return self._index.ingest(
             folder, max_bytes=max_bytes, progress=progress, remove_missing=remove_missing, embed=embed,
             embed_progress=embed_progress, chunker=chunker,
         )  # fmt: skip
 
-    def embed(self, progress: Callback | None = None) -> dict[str, Any]:
+    def embed(self, progress: Callback | None = None) -> EmbeddingProgress:
         """Compute the dense embeddings of every stored chunk into the embedding cache (PostgreSQL: into the
         store), exactly as the dense leg of a search would; chunks already embedded are not embedded again.
 
-        ``progress(done, total, model)`` follows the chunks embedded now. Returns the embedding's count
-        (chunks embedded now), total (chunks stored), seconds and rate."""
+        Args:
+            progress: ``progress(done, total, model)`` follows the chunks embedded now.
+
+        Returns:
+            The embedding's ``count`` (chunks embedded now), ``total`` (chunks stored), ``seconds``,
+            ``per_second`` and ``model``.
+        """
         return self._index.embed(progress)
 
     def chunks(self, doc_id: str | None = None) -> list[Chunk]:
@@ -225,7 +245,7 @@ class Desk:
         *,
         rebuild: bool = False,
         merge: bool = False,
-        report: dict[str, Any] | None = None,
+        report: dict[str, object] | None = None,
     ) -> Path:
         """Save the latest build's index to ``<store>/snapshot``: BM25 with the configured settings,
         and (``dense``) the vectors through the embedding cache plus (``ann``) HNSW graphs.
@@ -234,7 +254,22 @@ class Desk:
         up to date with one new segment for what changed since its build; otherwise, or with
         ``rebuild``, it is written whole as one segment. ``merge`` then merges every segment into one.
         Later searches open it memory-mapped instead of loading every chunk and rebuilding the index,
-        and every ingest keeps it up to date. ``report`` (a dict) receives what was done.
+        and every ingest keeps it up to date.
+
+        Args:
+            dense: also save the dense vectors (embedded through the embedding cache).
+            ann: also build HNSW graphs over the vectors (with ``dense``).
+            timings: receives the seconds each step took, by step.
+            rebuild: write the snapshot whole even when it could be brought up to date.
+            merge: then merge every segment into one.
+            report: receives what was done: ``mode`` (``rebuild`` or ``update``), ``update`` (rows added
+                and deleted, segments merged) and, with ``merge``, ``merge``.
+
+        Returns:
+            The snapshot's folder.
+
+        Raises:
+            ConfigError: a PostgreSQL store (it keeps its indexes in the database).
         """
         return self._index.write_index(dense, ann, timings, rebuild=rebuild, merge=merge, report=report)
 
@@ -360,9 +395,23 @@ class Desk:
     def search_rows(
         self, query: str, k: int | None = None, method: str | None = None,
         scope: Scope | Mapping[str, Any] | None = None, legs: Sequence[str] | None = None,
-    ) -> list[dict[str, Any]]:  # fmt: skip
-        """What ``evidencedesk search --json`` prints and ``POST /search`` returns: each result's
-        ``Candidate.to_dict()`` plus the query words it holds (``shared_words``)."""
+    ) -> list[SearchHit]:  # fmt: skip
+        """The ranking of :meth:`search` with the query words each result holds: what ``evidencedesk search
+        --json`` prints and ``POST /search`` returns (each hit's ``to_dict()``).
+
+        Args:
+            query: the question or keywords (not empty).
+            k: how many results (default: ``retrieval.k``).
+            method: ``bm25``, ``tfidf``, ``lsa``, ``dense`` or ``hybrid`` (default: ``retrieval.method``).
+            scope: the chunks that may be ranked (default: the configured scope).
+            legs: a hybrid's legs (default: the configured legs).
+
+        Returns:
+            The hits, best first: fewer than ``k`` when fewer chunks inside the scope match.
+
+        Raises:
+            ConfigError: an empty query, a bad ``k``, an unknown method, or ``legs`` without a hybrid.
+        """
         return self._search.rows(query, self.search(query, k, method, scope, legs), method, legs)
 
     # -- ask -------------------------------------------------------------------------------------

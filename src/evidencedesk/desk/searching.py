@@ -14,8 +14,10 @@ from typing import Any
 from evidencedesk.config import Settings
 from evidencedesk.constants import METHODS
 from evidencedesk.errors import ConfigError
-from evidencedesk.lab import candidate_rows, searcher_tokenizer
+from evidencedesk.lab import searcher_tokenizer
+from evidencedesk.results.search import SearchHit
 from evidencedesk.retrieval.candidates import Candidate, Searcher
+from evidencedesk.retrieval.explain import shared_words
 from evidencedesk.retrieval.first_stage import FirstStage
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.store.contract import HoldsVectors, SearchesInside
@@ -170,9 +172,10 @@ class Searching:
 
     def rows(
         self, query: str, results: list[Candidate], method: str | None, legs: Sequence[str] | None
-    ) -> list[dict[str, Any]]:
-        """``results`` of ``query`` as rows, with the query words each holds as ``method``'s searcher reads them."""
-        return candidate_rows(results, query, searcher_tokenizer(self.searcher(method, legs)))
+    ) -> list[SearchHit]:
+        """``results`` of ``query`` as hits, with the query words each holds as ``method``'s searcher reads them."""
+        tokenizer = searcher_tokenizer(self.searcher(method, legs))
+        return [SearchHit.of(c, shared_words(query, c.chunk.text, tokenizer)) for c in results]
 
 
 def warm_up() -> None:

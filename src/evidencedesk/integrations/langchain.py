@@ -46,7 +46,7 @@ class EvidencedeskRetriever(BaseRetriever):
             query, desk=self.desk, url=self.url, api_key=self.api_key, k=self.k, method=self.method,
             scope=self.scope, timeout=self.timeout,
         )  # fmt: skip
-        return [Document(page_content=r["text"], metadata=chunk_metadata(r), id=r["chunk_id"]) for r in rows]
+        return [Document(page_content=hit.text, metadata=chunk_metadata(hit), id=hit.chunk_id) for hit in rows]
 
 
 __all__ = ["EvidencedeskRetriever"]

@@ -10,12 +10,16 @@ evidencedesk citation names), whose text is the chunk's, and whose metadata is d
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from evidencedesk.integrations.rows import check_source, chunk_metadata, search_rows
+from evidencedesk.results.search import SearchHit
+
+if TYPE_CHECKING:
+    from evidencedesk import Desk
 
 SHOWN = ("chunk_id", "title", "source")  # the metadata a LlamaIndex prompt shows with a node's text
 
@@ -31,7 +35,7 @@ class EvidencedeskRetriever(BaseRetriever):
 
     def __init__(
         self,
-        desk: Any = None,
+        desk: Desk | None = None,
         *,
         url: str | None = None,
         api_key: str | None = None,
@@ -56,15 +60,15 @@ class EvidencedeskRetriever(BaseRetriever):
             query_bundle.query_str, desk=self.desk, url=self.url, api_key=self.api_key, k=self.k,
             method=self.method, scope=self.scope, timeout=self.timeout,
         )  # fmt: skip
-        return [NodeWithScore(node=_node(r), score=float(r["score"])) for r in rows]
+        return [NodeWithScore(node=_node(hit), score=float(hit.score)) for hit in rows]
 
 
-def _node(row: Mapping[str, Any]) -> TextNode:
+def _node(hit: SearchHit) -> TextNode:
     """A node for one result; a prompt built from it shows only the chunk id, title and source file."""
-    meta = chunk_metadata(row)
+    meta = chunk_metadata(hit)
     hidden = [key for key in meta if key not in SHOWN]
     return TextNode(
-        id_=row["chunk_id"], text=row["text"], metadata=meta,
+        id_=hit.chunk_id, text=hit.text, metadata=meta,
         excluded_llm_metadata_keys=hidden, excluded_embed_metadata_keys=hidden,
     )  # fmt: skip
 

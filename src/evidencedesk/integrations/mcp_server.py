@@ -76,7 +76,8 @@ def build_server(state: ServiceState, caller: Caller) -> MCPServer:
         _check(state, query, "query", k)
         the_scope = _scope_of(caller, scope)
         try:
-            return state.desk.search_rows(query, k or state.settings.retrieval.k, method, the_scope)
+            hits = state.desk.search_rows(query, k or state.settings.retrieval.k, method, the_scope)
+            return [hit.to_dict() for hit in hits]
         except (EvidencedeskError, ValueError) as exc:  # a bad argument, or what the store could not do
             raise ToolError(str(exc)) from None
 

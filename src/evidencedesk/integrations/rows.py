@@ -1,13 +1,18 @@
 """Where the retriever adapters get their results: a ``Desk`` in this process, or the HTTP service's
-``POST /search`` with an API key. Both give the same rows (``Desk.search_rows``), which
-``chunk_metadata`` turns into the metadata the adapters attach to each chunk."""
+``POST /search`` with an API key. Both give the same hits (``Desk.search_rows``; the service's JSON is
+read back into ``SearchHit``), which ``chunk_metadata`` turns into the metadata the adapters attach to
+each chunk."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidencedesk.errors import ConfigError, EvidencedeskError
+from evidencedesk.results.search import SearchHit
+
+if TYPE_CHECKING:
+    from evidencedesk.desk import Desk
 
 
 class ServiceError(EvidencedeskError):
@@ -18,7 +23,7 @@ class ServiceError(EvidencedeskError):
         self.status = status
 
 
-def check_source(desk: Any, url: str | None) -> None:
+def check_source(desk: Desk | None, url: str | None) -> None:
     """Exactly one of ``desk`` and ``url`` (ConfigError otherwise)."""
     if (desk is None) == (url is None):
         raise ConfigError("give either desk (a Desk) or url (the service's base URL, http://HOST:PORT), not both")
@@ -29,23 +34,23 @@ def check_source(desk: Any, url: str | None) -> None:
 def search_rows(
     query: str,
     *,
-    desk: Any = None,
+    desk: Desk | None = None,
     url: str | None = None,
     api_key: str | None = None,
     k: int | None = None,
     method: str | None = None,
     scope: Mapping[str, Any] | None = None,
     timeout: float = 60.0,
-) -> list[dict[str, Any]]:
-    """Ranked rows for ``query``: ``desk.search_rows`` (``scope`` default: the Desk's configured scope), or
+) -> list[SearchHit]:
+    """Ranked hits for ``query``: ``desk.search_rows`` (``scope`` default: the Desk's configured scope), or
     the service's ``POST /search`` under ``api_key`` (``scope`` can only narrow the key's scope)."""
     check_source(desk, url)
     if desk is not None:
-        return desk.search_rows(query, k, method, dict(scope) if scope is not None else None)  # type: ignore[no-any-return]
+        return desk.search_rows(query, k, method, dict(scope) if scope is not None else None)
     import httpx
 
     assert url is not None
-    body: dict[str, Any] = {"query": query}
+    body: dict[str, object] = {"query": query}
     for name, value in (("k", k), ("method", method), ("scope", dict(scope) if scope is not None else None)):
         if value is not None:
             body[name] = value
@@ -57,28 +62,28 @@ def search_rows(
         except ValueError:
             detail = r.text
         raise ServiceError(r.status_code, str(detail))
-    return r.json()  # type: ignore[no-any-return]
+    return [SearchHit.from_dict(row) for row in r.json()]
 
 
-def chunk_metadata(row: Mapping[str, Any]) -> dict[str, Any]:
+def chunk_metadata(hit: SearchHit) -> dict[str, object]:
     """The metadata of one result: its document's metadata (status, audience, lang, tenant, version,
     validity, tags, extra) and the chunk's own fields, which win on a clash: ``chunk_id``, ``doc_id``,
     ``title``, ``source`` (the file), ``heading_path``, ``first_line``, ``last_line``, ``kind``,
     ``score``, ``rank`` and ``retrieved_by`` (the method or hybrid legs that ranked it)."""
-    location = row.get("location") or {}
+    location = hit.location
     return {
-        **dict(row.get("metadata") or {}),
-        "chunk_id": row["chunk_id"],
-        "doc_id": row["doc_id"],
-        "title": row.get("title", ""),
-        "source": row.get("source_path", ""),
-        "heading_path": list(location.get("heading_path") or []),
-        "first_line": location.get("first_line"),
-        "last_line": location.get("last_line"),
-        "kind": row.get("kind", "text"),
-        "score": float(row["score"]),
-        "rank": int(row["rank"]),
-        "retrieved_by": row.get("source", ""),
+        **hit.metadata.to_dict(),
+        "chunk_id": hit.chunk_id,
+        "doc_id": hit.doc_id,
+        "title": hit.title,
+        "source": hit.source_path,
+        "heading_path": list(location.heading_path),
+        "first_line": location.first_line,
+        "last_line": location.last_line,
+        "kind": hit.kind,
+        "score": float(hit.score),
+        "rank": int(hit.rank),
+        "retrieved_by": hit.source,
     }
 
 

@@ -13,7 +13,6 @@ import json
 import shutil
 import uuid
 from pathlib import Path
-from typing import Any
 
 from fastapi import APIRouter, Request
 from pydantic import ValidationError
@@ -32,7 +31,7 @@ router = APIRouter(tags=["ingest"])
 UPLOADS = "uploads"
 
 
-def _json_schema() -> dict[str, Any]:
+def _json_schema() -> dict[str, object]:
     """The JSON body's schema; its nested models are listed in the components by the lab's routes."""
     schema = IngestPathRequest.model_json_schema(ref_template="#/components/schemas/{model}")
     schema.pop("$defs", None)
@@ -119,7 +118,7 @@ async def _json_folder(state: ServiceState, request: Request) -> tuple[Path, Chu
 
 
 @router.post("/ingest", response_model=IngestReportOut, openapi_extra=_BODY)
-async def ingest(request: Request, state: StateDep, caller: CallerDep) -> dict[str, Any]:
+async def ingest(request: Request, state: StateDep, caller: CallerDep) -> dict[str, object]:
     """Parse, chunk and store: multipart ``files`` (plus optional ``chunker`` JSON and ``embed`` fields), or JSON
     ``{"path"}`` (plus optional ``chunker`` and ``embed``); with ``embed`` the dense embeddings are computed too
     and the report's ``progress`` holds the embedding's count, seconds and rate."""
@@ -134,12 +133,12 @@ async def ingest(request: Request, state: StateDep, caller: CallerDep) -> dict[s
     else:
         refuse(415, 'ingest: send multipart/form-data files or a JSON body {"path": ...}')
 
-    def checked_ingest() -> dict[str, Any]:
+    def checked_ingest() -> dict[str, object]:
         with state.ingest_lock:  # no other ingest between the scope check and the write
             check_writes(folder, caller.scope, state.desk.document, name_files=staged)
             chosen = (chunker or state.settings.chunker).model_dump()
             report = state.desk.ingest(folder, remove_missing=False, embed=embed, **chosen)
-        return visible_report(report.to_dict(), caller.scope, state.desk)
+        return visible_report(report, caller.scope, state.desk).to_dict()
 
     try:
         return await run_in_threadpool(checked_ingest)

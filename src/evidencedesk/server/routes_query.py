@@ -8,7 +8,6 @@ request accepts ``text/event-stream``. A local model whose request queue is full
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from pydantic import JsonValue, TypeAdapter
@@ -23,7 +22,7 @@ router = APIRouter(tags=["query"])
 
 
 @router.post("/search", response_model=list[SearchHit])
-def search(body: SearchRequest, state: StateDep, caller: CallerDep) -> list[dict[str, Any]]:
+def search(body: SearchRequest, state: StateDep, caller: CallerDep) -> list[dict[str, object]]:
     """Rank the stored chunks inside the scope (the key's, narrowed by the request's) with one method."""
     body = state.with_defaults(body)
     check_text(state, body.query, "query")
@@ -31,9 +30,9 @@ def search(body: SearchRequest, state: StateDep, caller: CallerDep) -> list[dict
     check_k(state, body.k)
     scope = scope_for(caller, body.scope)
     start = time.perf_counter()
-    rows = state.desk.search_rows(body.query, body.k, body.method, scope, body.legs)
-    state.metrics.record_search(len(rows), (time.perf_counter() - start) * 1000)
-    return rows
+    hits = state.desk.search_rows(body.query, body.k, body.method, scope, body.legs)
+    state.metrics.record_search(len(hits), (time.perf_counter() - start) * 1000)
+    return [hit.to_dict() for hit in hits]
 
 
 ASK_FIRST = (

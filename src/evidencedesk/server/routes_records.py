@@ -7,6 +7,8 @@ from typing import Any
 
 from fastapi import APIRouter, Query
 
+from evidencedesk.documents import Document
+from evidencedesk.results.records import DocumentListing
 from evidencedesk.server.access import current_chunk_ok, record_visible
 from evidencedesk.server.deps import CallerDep, StateDep, refuse
 from evidencedesk.server.models import ChunkOut, DocumentOut, DocumentSummary, TraceSummary
@@ -15,26 +17,17 @@ router = APIRouter(tags=["records"])
 
 
 @router.get("/documents", response_model=list[DocumentSummary])
-def list_documents(state: StateDep, caller: CallerDep) -> list[dict[str, Any]]:
+def list_documents(state: StateDep, caller: CallerDep) -> list[dict[str, object]]:
     """The documents inside the caller's scope, with their chunk counts."""
     counts = state.desk.chunk_counts()
-    out = []
-    for doc in state.document_headers():
-        if caller.scope.allows(doc.metadata, doc.id):
-            out.append(
-                {
-                    "id": doc.id,
-                    "title": doc.title,
-                    "path": doc.path,
-                    "format": doc.format,
-                    "metadata": doc.metadata.to_dict(),
-                    "n_chunks": counts.get(doc.id, 0),
-                }
-            )
-    return out
+    return [
+        DocumentListing.of(doc, counts.get(doc.id, 0)).to_dict()
+        for doc in state.document_headers()
+        if caller.scope.allows(doc.metadata, doc.id)
+    ]
 
 
-def _document(state: StateDep, caller: CallerDep, doc_id: str) -> Any:
+def _document(state: StateDep, caller: CallerDep, doc_id: str) -> Document:
     doc = state.desk.document(doc_id)
     if doc is None or not caller.scope.allows(doc.metadata, doc.id):
         refuse(404, f"no document {doc_id!r}")
@@ -42,20 +35,20 @@ def _document(state: StateDep, caller: CallerDep, doc_id: str) -> Any:
 
 
 @router.get("/documents/{doc_id:path}/chunks", response_model=list[ChunkOut])
-def document_chunks(doc_id: str, state: StateDep, caller: CallerDep) -> list[dict[str, Any]]:
+def document_chunks(doc_id: str, state: StateDep, caller: CallerDep) -> list[dict[str, object]]:
     """One document's chunks in order (404 when the document is outside the scope)."""
     _document(state, caller, doc_id)
     return [c.to_dict() for c in state.desk.chunks(doc_id) if caller.scope.allows_chunk(c)]
 
 
 @router.get("/documents/{doc_id:path}", response_model=DocumentOut)
-def get_document(doc_id: str, state: StateDep, caller: CallerDep) -> dict[str, Any]:
+def get_document(doc_id: str, state: StateDep, caller: CallerDep) -> dict[str, object]:
     """A whole document: text, metadata and sections."""
-    return _document(state, caller, doc_id).to_dict()  # type: ignore[no-any-return]
+    return _document(state, caller, doc_id).to_dict()
 
 
 @router.get("/chunks/{chunk_id:path}", response_model=ChunkOut)
-def get_chunk(chunk_id: str, state: StateDep, caller: CallerDep) -> dict[str, Any]:
+def get_chunk(chunk_id: str, state: StateDep, caller: CallerDep) -> dict[str, object]:
     """One stored chunk: what a citation points to."""
     chunk = state.desk.chunk(chunk_id)
     if chunk is None or not caller.scope.allows_chunk(chunk):

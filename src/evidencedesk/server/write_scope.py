@@ -10,13 +10,14 @@ names only what the key may see.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from evidencedesk import Scope
 from evidencedesk.desk import documents_in
-from evidencedesk.documents import Metadata
+from evidencedesk.documents import Document, Metadata
 from evidencedesk.errors import WriteRefused
+from evidencedesk.results.ingest import IngestReport
 from evidencedesk.server.access import StoredRecords
 
 
@@ -27,7 +28,9 @@ def writable(scope: Scope, meta: Metadata) -> bool:
     return scope.audiences is None or meta.audience in scope.audiences
 
 
-def check_writes(folder: Path, scope: Scope, stored: Callable[[str], Any], *, name_files: bool = True) -> None:
+def check_writes(
+    folder: Path, scope: Scope, stored: Callable[[str], Document | None], *, name_files: bool = True
+) -> None:
     """Parse every file under ``folder`` and refuse (WriteRefused) a document outside ``scope`` or one
     that would replace a stored document outside it. ``stored(doc_id)`` returns the stored Document or None.
     Files that fail to parse are left to the ingest, which reports them without writing anything for them.
@@ -51,24 +54,29 @@ def check_writes(folder: Path, scope: Scope, stored: Callable[[str], Any], *, na
         raise WriteRefused(f"{rel}: document id {doc.id!r} belongs to a document outside this key's scope")
 
 
-def visible_report(report: dict[str, Any], scope: Scope, stored: StoredRecords) -> dict[str, Any]:
+def visible_report(report: IngestReport, scope: Scope, stored: StoredRecords) -> IngestReport:
     """The ingest report as the key may see it: ids outside ``scope`` left out, store counts inside it."""
 
-    def shown(doc_id: Any) -> bool:
-        doc = stored.document(str(doc_id)) if doc_id is not None else None
+    def shown(doc_id: str | None) -> bool:
+        doc = stored.document(doc_id) if doc_id is not None else None
         return doc is not None and scope.allows(doc.metadata, doc.id)
 
-    out = dict(report)
-    for name in ("added", "updated", "unchanged", "removed"):
-        out[name] = [i for i in report.get(name) or [] if shown(i)]
-    out["failed"] = [{**f, "kept": f.get("kept") if shown(f.get("kept")) else None} for f in report.get("failed") or []]
-    if "unknown_supersedes" in report:
-        out["unknown_supersedes"] = [u for u in report["unknown_supersedes"] if shown(u.get("doc_id"))]
+    def seen(ids: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(i for i in ids if shown(i))
+
     docs = [d for d in stored.documents() if scope.allows(d.metadata, d.id)]
     counts = stored.chunk_counts()
-    out["n_documents"] = len(docs)
-    out["n_chunks"] = sum(counts.get(d.id, 0) for d in docs)
-    return out
+    return replace(
+        report,
+        added=seen(report.added),
+        updated=seen(report.updated),
+        unchanged=seen(report.unchanged),
+        removed=seen(report.removed),
+        failed=tuple(replace(f, kept=f.kept if shown(f.kept) else None) for f in report.failed),
+        unknown_supersedes=tuple(u for u in report.unknown_supersedes if shown(u.doc_id)),
+        n_documents=len(docs),
+        n_chunks=sum(counts.get(d.id, 0) for d in docs),
+    )
 
 
 __all__ = ["WriteRefused", "check_writes", "visible_report", "writable"]
