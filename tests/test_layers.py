@@ -3,10 +3,10 @@ functions too):
 
 1. the stages and the stores never import the evaluation stage, the settings, the core or the faces,
    and the evaluation stage never imports the settings, the core or the faces either;
-2. the text layer and the names every layer shares (documents, errors, constants, urls, progress)
+2. the text layer and the names every layer shares (documents, errors, constants, urls, progress, json_types)
    import no stage at all;
 3. the faces (``cli/``, ``server/``) import only the public API: the core (``desk``), the settings,
-   the errors, the result types, and the names every layer shares (``constants``, ``urls``). A face
+   the errors, the result types, and the names every layer shares (``constants``, ``urls``, ``json_types``). A face
    that needs a searcher, a prompt or a re-chunking asks the Desk (or ``desk.lab``) for it. From the core
    a face takes only the names in ``evidencedesk.desk.__all__``: never a module inside the package
    (the façade, the collaborators) nor a helper the package merely imports;
@@ -33,7 +33,7 @@ HIGHER = ("evaluation", "config", "desk", "wiring", "lab", "benchmarks", "cli", 
 STAGES = ("ingest", "chunking", "index", "retrieval", "answer", "store", "backends")
 # the lowest layers, which the stages build on: they import nothing above themselves either
 BASE = {"text": STAGES}
-NOUNS = ("documents", "errors", "constants", "urls", "progress")  # shared by every layer
+NOUNS = ("documents", "errors", "constants", "urls", "progress", "json_types")  # shared by every layer
 
 FACES = ("cli", "server", "integrations")  # integrations: adapters for the tools users already run
 # What a face may import: modules of the public API, and from the package itself the names that are
@@ -128,7 +128,11 @@ def face_violations(path: Path, package_root: Path = PACKAGE) -> list[str]:
         if parts[0] != "evidencedesk" or len(parts) == 1:
             continue
         inside_desk = parts[1] == "desk" and len(parts) > 2 and (len(parts) > 3 or parts[2] not in DESK_EXPORTS)
-        if parts[1] in FACE_MODULES and not inside_desk or (len(parts) == 2 and parts[1] in FACE_NAMES):
+        if (
+            (parts[1] in FACE_MODULES or parts[1] in NOUNS)
+            and not inside_desk
+            or (len(parts) == 2 and parts[1] in FACE_NAMES)
+        ):
             continue
         wrong.append(f"{path.relative_to(package_root.parent.parent)}:{line}: imports {module}")
     return wrong

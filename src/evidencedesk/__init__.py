@@ -7,7 +7,7 @@ fast. ``Desk`` runs the whole pipeline; the rest are building blocks for your ow
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
@@ -194,7 +194,8 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and editors
     from evidencedesk.trace import Trace as Trace
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
+    """Import an exported name's module on first use (type checkers see the imports above instead)."""
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'evidencedesk' has no attribute {name!r}")

@@ -18,6 +18,7 @@ from evidencedesk.wiring import context_options, hybrid_legs, searcher_params
 
 if TYPE_CHECKING:
     from evidencedesk.answer.context import AssembledContext
+    from evidencedesk.text.tokenizer import Tokenizer
 
 
 def rechunk(documents: Iterable[Document], chunking: ChunkingConfig) -> list[Chunk]:
@@ -60,10 +61,13 @@ def prompt_preview(settings: Settings, query: str, results: list[Candidate]) -> 
     return PromptPreview(assembled, prompt_text(build_prompt(query, assembled)))
 
 
-def searcher_tokenizer(searcher: Searcher) -> Any:
+def searcher_tokenizer(searcher: Searcher) -> Tokenizer | None:
     """The tokenizer that decides shared words: the searcher's own, else its first leg's (None: the default)."""
+    from evidencedesk.text.tokenizer import Tokenizer
+
     first_leg = next((getattr(s, "tokenizer", None) for s, _ in getattr(searcher, "legs", None) or []), None)
-    return getattr(searcher, "tokenizer", first_leg)
+    found = getattr(searcher, "tokenizer", first_leg)
+    return found if isinstance(found, Tokenizer) else None
 
 
 def leg_names(searcher: Searcher) -> list[str]:
@@ -79,7 +83,7 @@ def words_shared(query: str, text: str, searcher: Searcher | None = None) -> lis
     return shared_words(query, text, searcher_tokenizer(searcher) if searcher is not None else None)
 
 
-def candidate_rows(results: list[Candidate], query: str, tokenizer: Any = None) -> list[dict[str, Any]]:
+def candidate_rows(results: list[Candidate], query: str, tokenizer: Tokenizer | None = None) -> list[dict[str, Any]]:
     """``Candidate.to_dict()`` of each result plus ``shared_words`` (the query words it holds)."""
     from evidencedesk.retrieval.explain import shared_words
 

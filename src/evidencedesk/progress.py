@@ -12,7 +12,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+
+from evidencedesk.json_types import JsonObject
 
 Callback = Callable[[int, int, str], None]
 
@@ -58,7 +59,8 @@ class Meter:
             return None
         return max(self.total - self.done, 0) / self.rate
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JsonObject:
+        """``count`` steps done of ``total``, the ``seconds`` they took and the steps ``per_second``."""
         return {"count": self.done, "total": self.total, "seconds": round(self.seconds, 3),
                 "per_second": round(self.rate, 2)}  # fmt: skip
 

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Any
+from typing import Any, TypedDict
 
 from evidencedesk.answer.excerpt import Excerpt, best_unit, excerpt, units_of
 from evidencedesk.documents import Chunk
@@ -93,6 +93,15 @@ def edges_order(best_first: Sequence[Candidate]) -> list[Candidate]:
     return head + tail[::-1]
 
 
+class AssembledDict(TypedDict):
+    """An AssembledContext as JSON: the ids shown, the block text, what was dropped and the token count."""
+
+    context: list[str]
+    text: str
+    dropped: list[dict[str, str]]
+    tokens: int
+
+
 @dataclass(frozen=True)
 class AssembledContext:
     """What the generator is shown: the kept candidates in order, the block text, and what was dropped."""
@@ -106,7 +115,7 @@ class AssembledContext:
     def ids(self) -> list[str]:
         return [c.chunk.id for c in self.candidates]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> AssembledDict:
         return {
             "context": self.ids,
             "text": self.text,

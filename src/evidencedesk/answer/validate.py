@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple, TypedDict
 
 from evidencedesk.answer.citations import segments
 from evidencedesk.answer.context import shown_text
@@ -36,6 +36,29 @@ LEADING_PUNCT = re.compile(r"^[ \t]*([.,;:!?)\]]+)")
 SHOWN, NOT_SHOWN, UNKNOWN = "shown", "not_shown", "unknown"
 
 
+class SentenceCheckDict(TypedDict):
+    """A SentenceCheck as JSON."""
+
+    sentence: str
+    cited: list[str]
+    supported: bool
+    why: str
+
+
+class ValidatedDict(TypedDict):
+    """A ValidatedAnswer as JSON."""
+
+    answer: str
+    citations: list[str]
+    abstained: bool
+    reason: str
+    sentences: list[SentenceCheckDict]
+    flagged: list[SentenceCheckDict]
+    citation_status: dict[str, str]
+    findings: list[dict[str, str]]
+    raw: str
+
+
 class SentenceCheck(NamedTuple):
     """One answer sentence, the ids it cites, whether its shown cited chunks support it, and why."""
 
@@ -44,7 +67,7 @@ class SentenceCheck(NamedTuple):
     supported: bool
     why: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SentenceCheckDict:
         return {"sentence": self.sentence, "cited": list(self.cited), "supported": self.supported, "why": self.why}
 
 
@@ -66,7 +89,7 @@ class ValidatedAnswer:
         """Sentences that were dropped because their cited chunks do not support them."""
         return [s for s in self.sentences if not s.supported]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ValidatedDict:
         return {
             "answer": self.answer,
             "citations": list(self.cited),

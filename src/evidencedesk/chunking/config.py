@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from evidencedesk.constants import CHUNKERS, UNITS
+from evidencedesk.json_types import JsonObject
 
 DEFAULT_SEPARATORS = ("\n\n", "\n", ". ", " ")
 
@@ -37,10 +38,15 @@ class ChunkingConfig:
         if not self.separators or any(not s for s in self.separators):
             raise ValueError("chunker separators: need at least one non-empty separator")
 
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["separators"] = list(self.separators)
-        return d
+    def to_dict(self) -> JsonObject:
+        """The config as JSON (what a build records and ``hash`` digests)."""
+        return {
+            "name": self.name,
+            "size": self.size,
+            "overlap": self.overlap,
+            "unit": self.unit,
+            "separators": list(self.separators),
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ChunkingConfig:

@@ -33,7 +33,7 @@ class _Commands(TyperGroup):
     """Runs a command and turns the core's errors into a message on stderr and an exit code
     (``errors.exit_code``: 2 for a bad setting, flag or argument, 1 for any other failure)."""
 
-    def invoke(self, ctx: Any) -> Any:
+    def invoke(self, ctx: Any) -> object:  # ctx: typer's vendored click Context, which has no public name
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort, click.ClickException):

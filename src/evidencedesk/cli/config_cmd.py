@@ -7,12 +7,16 @@ model and a dense leg no ``k1``; ``--json`` keeps every field (the settings' own
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from evidencedesk.cli import options as opt
 from evidencedesk.cli.app import app, fail, print_json
+from evidencedesk.json_types import JsonObject
+
+if TYPE_CHECKING:
+    from evidencedesk.config import Settings
 
 # the fields each method's searcher reads (evidencedesk.wiring.leg_params), besides method and depth
 LEG_FIELDS: dict[str, tuple[str, ...]] = {
@@ -25,9 +29,9 @@ LEG_FIELDS: dict[str, tuple[str, ...]] = {
 WORD_FIELDS = ("stem", "stopwords", "language")
 
 
-def shown_legs(settings: Any) -> list[dict[str, Any]]:
+def shown_legs(settings: Settings) -> list[JsonObject]:
     """Each leg as a mapping of ``method``, ``depth`` and the fields its method reads."""
-    out = []
+    out: list[JsonObject] = []
     for leg in settings.retrieval.legs:
         values = leg.model_dump(mode="json")
         words = WORD_FIELDS if leg.method == "bm25" or leg.model_fields_set & set(WORD_FIELDS) else ()

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import time
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from evidencedesk.progress import Callback
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 _UNITS = {"embedding chunks": "chunks", "reading files": "files"}
 
@@ -36,8 +39,8 @@ class Waits:
         self.lines = lines
         self.every = every
         self.terminal = console.is_terminal
-        self._bar: Any = None
-        self._tasks: dict[str, Any] = {}
+        self._bar: Progress | None = None
+        self._tasks: dict[str, TaskID] = {}
 
     def __enter__(self) -> Waits:
         return self
@@ -77,7 +80,7 @@ class Waits:
 
         return update
 
-    def _progress(self) -> Any:
+    def _progress(self) -> Progress:
         if self._bar is None:
             from rich.progress import (
                 BarColumn,

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from evidencedesk.documents import Chunk
 from evidencedesk.errors import LabelError
@@ -49,6 +49,24 @@ def chunk_text(chunk_or_text: Chunk | str) -> str:
     if isinstance(chunk_or_text, str):
         return chunk_or_text
     return chunk_or_text.parent_text or chunk_or_text.text
+
+
+# A Gold phrase as a labels file writes it (``doc`` only when the phrase names its own document);
+# the functional form because "with" is a keyword.
+GoldDict = TypedDict("GoldDict", {"evidence": str, "grade": int, "with": list[str], "doc": NotRequired[str]})
+
+
+class LabelDict(TypedDict):
+    """A Label as a labels file writes it (``doc`` only when the label names a document)."""
+
+    id: str
+    question: str
+    tags: list[str]
+    answerable: bool
+    gold: list[GoldDict]
+    answer: str
+    reason: str
+    doc: NotRequired[str]
 
 
 @dataclass(frozen=True)
@@ -88,9 +106,10 @@ class Gold:
         """Whether ``chunk`` comes from the document the phrase names (any, when it names none)."""
         return not self.doc or names_document(self.doc, chunk.doc_id, chunk.source)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"evidence": self.evidence, "grade": self.grade, "with": list(self.with_)}
-        if self.doc:
+    def to_dict(self, inherited: str = "") -> GoldDict:
+        """The phrase as JSON; ``doc`` is left out when empty or when it is the label's own (``inherited``)."""
+        out: GoldDict = {"evidence": self.evidence, "grade": self.grade, "with": list(self.with_)}
+        if self.doc and self.doc != inherited:
             out["doc"] = self.doc
         return out
 
@@ -142,12 +161,19 @@ class Label:
                 out[c.id] = grade
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {**asdict(self), "tags": list(self.tags), "gold": [g.to_dict() for g in self.gold]}
-        if not self.doc:
-            del out["doc"]
-        else:  # the phrases that inherited the label's document say so through the label alone
-            out["gold"] = [{k: v for k, v in g.items() if k != "doc" or v != self.doc} for g in out["gold"]]
+    def to_dict(self) -> LabelDict:
+        out: LabelDict = {
+            "id": self.id,
+            "question": self.question,
+            "tags": list(self.tags),
+            "answerable": self.answerable,
+            # the phrases that inherited the label's document say so through the label alone
+            "gold": [g.to_dict(inherited=self.doc) for g in self.gold],
+            "answer": self.answer,
+            "reason": self.reason,
+        }
+        if self.doc:
+            out["doc"] = self.doc
         return out
 
 
@@ -176,7 +202,7 @@ class LabelSet:
 class _Line:
     """Checks one parsed line, collecting issues instead of stopping at the first."""
 
-    def __init__(self, path: str, line: int, obj: dict[str, Any]) -> None:
+    def __init__(self, path: str, line: int, obj: Mapping[str, object]) -> None:
         self.path, self.line, self.obj = path, line, obj
         self.issues: list[LabelIssue] = []
         self.warnings: list[LabelIssue] = []
@@ -337,8 +363,10 @@ __all__ = [
     "TAGS",
     "UNANSWERABLE_TAG",
     "Gold",
+    "GoldDict",
     "Label",
     "LabelError",
+    "LabelDict",
     "LabelIssue",
     "LabelSet",
     "LabelWarning",

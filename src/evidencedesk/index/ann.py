@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -39,6 +39,17 @@ from evidencedesk.index.dense import DenseIndex, top_k
 from evidencedesk.index.embedders import Embedder
 
 FILTERED_OVERFETCH = 10.0  # a filtered search asks the graph for this many times the rows it needs
+
+
+class AnnParams(TypedDict, total=False):
+    """How an HNSW graph is built and searched: ``AnnIndex``'s keyword arguments other than the threads."""
+
+    connectivity: int
+    expansion_add: int
+    expansion_search: int
+    exact_fraction: float
+    exact_rows: int
+    dtype: str
 
 
 class AnnIndex:

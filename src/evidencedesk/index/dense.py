@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
@@ -42,6 +42,14 @@ def top_k(scores: np.ndarray, rows: np.ndarray, ids: Sequence[str], k: int) -> t
         order = np.array(sorted(range(len(by_row)), key=lambda i: (-by_score[i], ids[by_row[i]])), dtype=np.int64)
     order = order[:k]
     return rows[order].astype(np.int64), scores[order].astype(np.float32)
+
+
+class DenseMeta(TypedDict):
+    """``dense.json``: the embedder's name, the vectors' width and the chunk id of each row."""
+
+    model_name: str
+    dim: int
+    ids: list[str]
 
 
 class DenseIndex:
@@ -111,7 +119,7 @@ class DenseIndex:
             return every
         from evidencedesk.index.dense_jit import rows_dot  # the allowed rows, read in place
 
-        return rows_dot(self.vectors, np.asarray(rows, dtype=np.int64), q)  # type: ignore[no-any-return]
+        return rows_dot(self.vectors, np.asarray(rows, dtype=np.int64), q)
 
     def search(
         self, query_vec: np.ndarray, k: int = 10, allowed_mask: np.ndarray | None = None
@@ -167,7 +175,7 @@ class DenseIndex:
 
     # ---- persistence ---------------------------------------------------------------------------
 
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> DenseMeta:
         return {"model_name": self.model_name, "dim": self.dim, "ids": list(self.ids)}
 
     def save(self, directory: str | Path) -> Path:

@@ -11,13 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from evidencedesk.index.min_heap_jit import replace_min
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def rows_dot(vectors: Any, rows: Any, q: Any) -> Any:
+def rows_dot(
+    vectors: npt.NDArray[np.float32], rows: npt.NDArray[np.int64], q: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
     """``vectors[rows] @ q`` without the copy: one float32 score per entry of ``rows``."""
     n = rows.shape[0]
     d = q.shape[0]

@@ -13,9 +13,13 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import onnxruntime as ort
+    from rich.progress import Progress
 
 MINILM_NAME = "all-MiniLM-L6-v2-onnx-int8"  # the name of vectors of texts cut at 256 tokens
 MINILM_ALIASES = frozenset({"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "default"})
@@ -106,7 +110,7 @@ def embed_by_length(
     return out
 
 
-def progress_bar() -> Any:
+def progress_bar() -> Progress:
     """A rich progress bar on stderr (start it, add a task, advance it, stop it)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -132,7 +136,7 @@ def minilm_model_dir() -> Path:
     return folder
 
 
-def encoder_options(threads: int | None) -> Any:
+def encoder_options(threads: int | None) -> ort.SessionOptions:
     """ONNX Runtime session options for a sentence encoder on the CPU: ``threads`` intra-op threads (default:
     two, or the one CPU there is; ValueError below 1), one inter-op thread, warnings and errors only."""
     import onnxruntime as ort

@@ -18,9 +18,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from evidencedesk.errors import GraphLayoutError
+
+if TYPE_CHECKING:
+    import numpy as np
+    from onnx import GraphProto, NodeProto, TensorProto
 
 _LAYER = re.compile(
     r"(?:^|\.)encoder\.layer\.(\d+)\."
@@ -37,9 +41,9 @@ class _Constants:
     """The graph's constant tensors: initializers and the outputs of ``Cast``/``Mul`` nodes whose
     inputs are all constant (the weights' dequantisation), with the nodes that make them."""
 
-    def __init__(self, graph: Any) -> None:
+    def __init__(self, graph: GraphProto) -> None:
         self.initializers = {i.name: i for i in graph.initializer}
-        self.makers: dict[str, Any] = {}
+        self.makers: dict[str, NodeProto] = {}
         self.shapes: dict[str, tuple[int, ...]] = {i.name: tuple(i.dims) for i in graph.initializer}
         for node in graph.node:
             if node.op_type in _FOLDED and all(i in self.shapes for i in node.input):
@@ -50,7 +54,7 @@ class _Constants:
     def __contains__(self, name: str) -> bool:
         return name in self.shapes
 
-    def copy(self, name: str, nodes: list[Any], inits: dict[str, Any]) -> str:
+    def copy(self, name: str, nodes: list[NodeProto], inits: dict[str, TensorProto]) -> str:
         """Copy ``name`` and what makes it into the new graph (``nodes``, ``inits``); returns ``name``."""
         if name in inits or any(name in n.output for n in nodes):
             return name
@@ -70,11 +74,11 @@ class _Constants:
         return names[0]
 
 
-def _head_size(graph: Any, const: _Constants, query_out: str) -> int:
+def _head_size(graph: GraphProto, const: _Constants, query_out: str) -> int:
     """The per-head width: the last entry of the shape the query projection is reshaped to."""
     from onnx import numpy_helper
 
-    def value(name: str) -> Any:
+    def value(name: str) -> np.ndarray | None:
         found = const.initializers.get(name)
         return None if found is None else numpy_helper.to_array(found).reshape(-1)
 
@@ -93,7 +97,7 @@ def _head_size(graph: Any, const: _Constants, query_out: str) -> int:
     raise GraphLayoutError("no reshape of the query projection into heads")
 
 
-def _epsilon(graph: Any) -> float:
+def _epsilon(graph: GraphProto) -> float:
     from onnx import helper
 
     found = {
@@ -108,10 +112,10 @@ def _epsilon(graph: Any) -> float:
     return found.pop()
 
 
-def _projections(graph: Any, const: _Constants) -> tuple[dict[int, dict[str, tuple[str, str]]], str]:
+def _projections(graph: GraphProto, const: _Constants) -> tuple[dict[int, dict[str, tuple[str, str]]], str]:
     """Each layer's six projections as ``{layer: {role: (weight, bias)}}``: the MatMul whose output a
     named bias is added to; and the output of layer 0's query projection (bias added)."""
-    consumers: dict[str, list[Any]] = {}
+    consumers: dict[str, list[NodeProto]] = {}
     for node in graph.node:
         for name in node.input:
             consumers.setdefault(name, []).append(node)
@@ -154,8 +158,8 @@ def fused_minilm(model_path: str | Path) -> bytes:
         raise GraphLayoutError(f"head size {head} does not divide the hidden size {hidden}")
     eps = _epsilon(graph)
 
-    nodes: list[Any] = []
-    inits: dict[str, Any] = {}
+    nodes: list[NodeProto] = []
+    inits: dict[str, TensorProto] = {}
 
     def use(name: str) -> str:
         return const.copy(name, nodes, inits)

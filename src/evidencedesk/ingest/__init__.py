@@ -15,7 +15,7 @@ import every parser (and the e-mail and PDF libraries behind them).
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from evidencedesk.ingest.docx import parse_docx
@@ -58,7 +58,8 @@ _MODULES = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
+    """Import an exported name's module on first use (type checkers see the imports above instead)."""
     module = _MODULES.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -103,9 +103,9 @@ def docx_markdown(document: Any) -> str:
     return "\n\n".join(blocks) + ("\n" if blocks else "")
 
 
-def _properties(document: Any) -> dict[str, Any]:
+def _properties(document: Any) -> dict[str, object]:
     props = document.core_properties
-    found: dict[str, Any] = {}
+    found: dict[str, object] = {}
     if props.title and props.title.strip():
         found["title"] = props.title.strip()
     for name in ("created", "modified"):
@@ -115,7 +115,7 @@ def _properties(document: Any) -> dict[str, Any]:
     return found
 
 
-def parse_docx(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) -> Document:
+def parse_docx(raw: bytes, rel: str, fields: Mapping[str, object] | None = None) -> Document:
     """Parse a Word file's bytes; ``rel`` is its path relative to the ingested folder, ``fields``
     metadata declared outside the file (it wins over the document properties)."""
     import docx

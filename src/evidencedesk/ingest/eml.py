@@ -12,7 +12,6 @@ from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
 from email.utils import parsedate_to_datetime
-from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
 
@@ -36,8 +35,8 @@ def _body(message: EmailMessage) -> str:
     return content.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _headers(message: EmailMessage) -> dict[str, Any]:
-    found: dict[str, Any] = {}
+def _headers(message: EmailMessage) -> dict[str, object]:
+    found: dict[str, object] = {}
     subject = " ".join(str(message.get("subject", "")).split())
     if subject:
         found["title"] = subject
@@ -53,7 +52,7 @@ def _headers(message: EmailMessage) -> dict[str, Any]:
     return found
 
 
-def parse_eml(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) -> Document:
+def parse_eml(raw: bytes, rel: str, fields: Mapping[str, object] | None = None) -> Document:
     """Parse an e-mail file's bytes; ``rel`` is its path relative to the ingested folder, ``fields``
     metadata declared outside the file (it wins over the headers)."""
     try:

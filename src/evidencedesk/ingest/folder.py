@@ -15,7 +15,6 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from evidencedesk.documents import Document, tenant_scoped
 from evidencedesk.ingest.docx import parse_docx
@@ -31,7 +30,7 @@ from evidencedesk.ingest.sidecar import is_meta_file, outside_fields
 from evidencedesk.ingest.text import parse_text
 from evidencedesk.ingest.xlsx import parse_xlsx
 
-Parser = Callable[[bytes, str, Mapping[str, Any] | None], Document]
+Parser = Callable[[bytes, str, Mapping[str, object] | None], Document]
 
 PARSERS: dict[str, Parser] = {
     ".md": parse_markdown,
@@ -91,7 +90,7 @@ def ingest_root(path: Path, rel: str) -> Path:
     return path.parents[len(PurePosixPath(rel).parts) - 1]
 
 
-def with_outside_hash(doc: Document, fields: Mapping[str, Any]) -> Document:
+def with_outside_hash(doc: Document, fields: Mapping[str, object]) -> Document:
     """``doc`` whose content hash also covers the metadata declared outside its file."""
     if not fields:
         return doc

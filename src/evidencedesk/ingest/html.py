@@ -10,7 +10,6 @@ dropped. Title: ``<title>``, else the first ``<h1>``, else the file stem. ``<met
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -108,11 +107,11 @@ def html_to_markdown(tree: LexborHTMLParser) -> str:
     return "\n\n".join(conv.blocks) + ("\n" if conv.blocks else "")
 
 
-def parse_html(raw: bytes, rel: str, outside: Mapping[str, Any] | None = None) -> Document:
+def parse_html(raw: bytes, rel: str, outside: Mapping[str, object] | None = None) -> Document:
     """Parse an HTML file's bytes; ``rel`` is its path relative to the ingested folder, ``outside``
     metadata declared outside the file (the page's meta tags win over it)."""
     tree = LexborHTMLParser(decode_text(raw, rel))
-    fields: dict[str, Any] = {}
+    fields: dict[str, object] = {}
     for meta in tree.css("meta[name]"):
         name = (meta.attributes.get("name") or "").strip().lower().replace("-", "_")
         if name in KNOWN_KEYS and meta.attributes.get("content") is not None:

@@ -9,7 +9,6 @@ else the file stem. Without front matter the id comes from the relative path (se
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import yaml
 
@@ -23,7 +22,7 @@ _FENCE = "---"
 _CLOSERS = ("---", "...")
 
 
-def split_front_matter(text: str, rel: str) -> tuple[dict[str, Any], str, int]:
+def split_front_matter(text: str, rel: str) -> tuple[dict[str, object], str, int]:
     """``(fields, body, first body line)``; fields is empty when the file has no front matter."""
     lines = text.split("\n")
     if lines[0].rstrip() != _FENCE:
@@ -45,7 +44,7 @@ def split_front_matter(text: str, rel: str) -> tuple[dict[str, Any], str, int]:
     return fields, "\n".join(lines[close + 1 :]), close + 2
 
 
-def parse_markdown(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) -> Document:
+def parse_markdown(raw: bytes, rel: str, fields: Mapping[str, object] | None = None) -> Document:
     """Parse a Markdown file's bytes; ``rel`` is its path relative to the ingested folder, ``fields``
     metadata declared outside the file (front matter wins over it)."""
     text = decode_text(raw, rel)

@@ -7,10 +7,10 @@ from :mod:`evidencedesk.documents` (status current, audience public, lang en, te
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import PurePosixPath
-from typing import Any
 
 from evidencedesk.documents import (
     DEFAULT_AUDIENCE,
@@ -23,6 +23,7 @@ from evidencedesk.documents import (
     Section,
 )
 from evidencedesk.ingest.errors import IngestError
+from evidencedesk.json_types import JsonValue
 
 KNOWN_KEYS = (
     "id", "title", "version", "status", "valid_from", "valid_to",
@@ -65,7 +66,7 @@ class Declared:
         )
 
 
-def json_safe(value: Any) -> Any:
+def json_safe(value: object) -> JsonValue:
     """A copy of ``value`` that ``json.dumps`` accepts: dates become ISO strings, other objects ``str``."""
     if value is None or isinstance(value, bool | int | float | str):
         return value
@@ -76,11 +77,12 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [json_safe(v) for v in value]
     if isinstance(value, set | frozenset):
-        return sorted(json_safe(v) for v in value)
+        # a set read from YAML holds members of one type, which sort; mixed ones raise TypeError, as before
+        return sorted(json_safe(v) for v in value)  # type: ignore[type-var]
     return str(value)
 
 
-def _date(rel: str, key: str, value: Any) -> date | None:
+def _date(rel: str, key: str, value: object) -> date | None:
     if value is None or value == "":
         return None
     if isinstance(value, datetime):
@@ -95,7 +97,7 @@ def _date(rel: str, key: str, value: Any) -> date | None:
     raise IngestError(rel, f"unknown date format for {key}: {value!r} (expected YYYY-MM-DD)")
 
 
-def _text(rel: str, key: str, value: Any, default: str = "") -> str:
+def _text(rel: str, key: str, value: object, default: str = "") -> str:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, str | int | float):
@@ -104,7 +106,7 @@ def _text(rel: str, key: str, value: Any, default: str = "") -> str:
     return text or default
 
 
-def _tags(rel: str, value: Any) -> tuple[str, ...]:
+def _tags(rel: str, value: object) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
@@ -114,7 +116,7 @@ def _tags(rel: str, value: Any) -> tuple[str, ...]:
     raise IngestError(rel, f"tags must be a list of words, got {value!r}")
 
 
-def declared(rel: str, fields: dict[Any, Any]) -> Declared:
+def declared(rel: str, fields: Mapping[str, object]) -> Declared:
     """Validate ``fields`` (as read from the file) and split them into id, title and Metadata."""
     fields = {str(k): v for k, v in fields.items()}
     doc_id = _text(rel, "id", fields.get("id")) or None

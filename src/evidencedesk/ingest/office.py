@@ -10,13 +10,16 @@ import zipfile
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
-from typing import Any
+from types import ModuleType
+from typing import Any, TypeVar
 
 from evidencedesk.documents import Document, Section
 from evidencedesk.ingest.errors import IngestError
 from evidencedesk.ingest.metadata import Declared
 from evidencedesk.ingest.raw import content_hash
 from evidencedesk.ingest.sections import headings, sections
+
+T = TypeVar("T")
 
 _MARKDOWN_START = re.compile(r"^(#|```|~~~|>|[-+*]\s|\d{1,9}[.)]\s|[=]{3,}\s*$|[-*_]{3,}\s*$|\|)")
 
@@ -46,9 +49,9 @@ def markdown_table(rows: Sequence[Sequence[Any]]) -> list[str]:
     return lines
 
 
-def core_properties(props: Any) -> dict[str, Any]:
+def core_properties(props: Any) -> dict[str, object]:
     """Title, created and modified from an Office file's core properties, where present."""
-    found: dict[str, Any] = {}
+    found: dict[str, object] = {}
     title = squash(getattr(props, "title", None) or "")
     if title:
         found["title"] = title
@@ -80,7 +83,7 @@ def paged_text(pages: Sequence[Sequence[str]]) -> tuple[str, tuple[Section, ...]
     return text, tuple(out)
 
 
-def open_office_file(raw: bytes, rel: str, module: str, what: str, opener: Callable[[Any, io.BytesIO], Any]) -> Any:
+def open_office_file(raw: bytes, rel: str, module: str, what: str, opener: Callable[[ModuleType, io.BytesIO], T]) -> T:
     """``opener(library, file)`` on ``raw``, with ``module`` (python-pptx, openpyxl) imported first.
 
     A missing library or a file it cannot read is an IngestError naming ``rel`` and the reason.

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import pypdfium2 as pdfium
 
@@ -57,13 +56,13 @@ def open_pdf(raw: bytes, rel: str) -> pdfium.PdfDocument:
         raise IngestError(rel, f"not a readable PDF: {type(exc).__name__}: {exc}") from None
 
 
-def properties(pdf: pdfium.PdfDocument) -> dict[str, Any]:
+def properties(pdf: pdfium.PdfDocument) -> dict[str, object]:
     """Title, created and modified from the PDF's document information, where present and meaningful."""
     try:
         info = pdf.get_metadata_dict(skip_empty=True)
     except Exception:  # damaged document information: the properties are optional
         return {}
-    found: dict[str, Any] = {}
+    found: dict[str, object] = {}
     title = " ".join(str(info.get("Title", "")).split())
     if title and not _JUNK_TITLE.match(title) and _WORD.search(title):
         found["title"] = title
@@ -103,7 +102,7 @@ def read_pages(pdf: pdfium.PdfDocument, rel: str) -> list[list[Line]]:
         raise IngestError(rel, f"not a readable PDF: {type(exc).__name__}: {exc}") from None
 
 
-def parse_pdf(raw: bytes, rel: str, fields: Mapping[str, Any] | None = None) -> Document:
+def parse_pdf(raw: bytes, rel: str, fields: Mapping[str, object] | None = None) -> Document:
     """Parse a PDF file's bytes; ``rel`` is its path relative to the ingested folder, ``fields`` metadata
     declared outside the file."""
     pdf = open_pdf(raw, rel)

@@ -23,7 +23,6 @@ import csv
 import io
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 import yaml
 
@@ -50,7 +49,7 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 
 @lru_cache(maxsize=512)
-def _yaml_fields(path: str, stamp: tuple[int, int], label: str) -> dict[str, Any] | str:
+def _yaml_fields(path: str, stamp: tuple[int, int], label: str) -> dict[str, object] | str:
     """The mapping in a YAML file, or the reason it is not one (cached while the file is unchanged)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -69,7 +68,7 @@ def _yaml_fields(path: str, stamp: tuple[int, int], label: str) -> dict[str, Any
     return {str(k): v for k, v in value.items()}
 
 
-def _read_yaml(path: Path, label: str, rel: str) -> dict[str, Any]:
+def _read_yaml(path: Path, label: str, rel: str) -> dict[str, object]:
     stamp = _stamp(path)
     if stamp is None:
         return {}
@@ -79,11 +78,11 @@ def _read_yaml(path: Path, label: str, rel: str) -> dict[str, Any]:
     return dict(found)
 
 
-def _csv_manifest(text: str, name: str) -> dict[str, dict[str, Any]]:
+def _csv_manifest(text: str, name: str) -> dict[str, dict[str, object]]:
     reader = csv.DictReader(io.StringIO(text))
     if not reader.fieldnames or "path" not in reader.fieldnames:
         raise ValueError(f"{name}: the header row needs a 'path' column")
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, dict[str, object]] = {}
     for row in reader:
         path = (row.get("path") or "").strip()
         if path:
@@ -91,8 +90,8 @@ def _csv_manifest(text: str, name: str) -> dict[str, dict[str, Any]]:
     return rows
 
 
-def _jsonl_manifest(text: str, name: str) -> dict[str, dict[str, Any]]:
-    rows: dict[str, dict[str, Any]] = {}
+def _jsonl_manifest(text: str, name: str) -> dict[str, dict[str, object]]:
+    rows: dict[str, dict[str, object]] = {}
     for n, value in json_lines(text.splitlines(), name):
         if not isinstance(value, dict) or not isinstance(value.get("path"), str):
             raise ValueError(f"{name} line {n}: expected an object with a 'path' string")
@@ -101,7 +100,7 @@ def _jsonl_manifest(text: str, name: str) -> dict[str, dict[str, Any]]:
 
 
 @lru_cache(maxsize=32)
-def _manifest(path: str, stamp: tuple[int, int]) -> dict[str, dict[str, Any]] | str:
+def _manifest(path: str, stamp: tuple[int, int]) -> dict[str, dict[str, object]] | str:
     name = PurePosixPath(path).name
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
@@ -110,9 +109,9 @@ def _manifest(path: str, stamp: tuple[int, int]) -> dict[str, dict[str, Any]] | 
         return f"broken manifest {exc}" if isinstance(exc, ValueError) else f"cannot read manifest {name}: {exc}"
 
 
-def manifest_fields(root: Path, rel: str) -> dict[str, Any]:
+def manifest_fields(root: Path, rel: str) -> dict[str, object]:
     """The fields the manifest(s) at ``root`` give ``rel`` (both files may exist; the JSON lines one wins)."""
-    fields: dict[str, Any] = {}
+    fields: dict[str, object] = {}
     for name in MANIFESTS:
         path = root / name
         stamp = _stamp(path)
@@ -125,9 +124,9 @@ def manifest_fields(root: Path, rel: str) -> dict[str, Any]:
     return fields
 
 
-def outside_fields(root: Path, rel: str) -> dict[str, Any]:
+def outside_fields(root: Path, rel: str) -> dict[str, object]:
     """The metadata declared for ``rel`` outside the file, merged in precedence order (module docstring)."""
-    fields: dict[str, Any] = {}
+    fields: dict[str, object] = {}
     parts = PurePosixPath(rel).parts[:-1]
     for depth in range(len(parts) + 1):
         folder = PurePosixPath(*parts[:depth]) if depth else PurePosixPath()

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -14,12 +13,13 @@ from evidencedesk.index.ann import AnnIndex
 from evidencedesk.index.dense import DenseIndex
 from evidencedesk.index.embedders import Embedder, default_embedder, embed_query
 from evidencedesk.index.embedding_cache import EmbeddingCache, embed_cached
+from evidencedesk.json_types import JsonObject
 from evidencedesk.retrieval.candidates import Candidate, ranked
 from evidencedesk.retrieval.contextual import index_text
 from evidencedesk.retrieval.scope import Scope
 
 
-def dense_identity(method: str, embedder: Embedder, contextual: bool, ann: bool) -> dict[str, Any]:
+def dense_identity(method: str, embedder: Embedder, contextual: bool, ann: bool) -> JsonObject:
     """What makes two dense indexes over the same chunks interchangeable (in memory or in PostgreSQL)."""
     return {"method": method, "embedder": embedder.name, "dim": embedder.dim, "contextual": contextual, "ann": ann}
 
@@ -111,7 +111,7 @@ class DenseSearcher:
             self._mask_cache = None
         return len(gone)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JsonObject:
         return dense_identity(self.name, self.embedder, self.contextual, self.ann)
 
     def mask(self, scope: Scope) -> np.ndarray:

@@ -10,7 +10,7 @@ or a list), ``fusion``, ``rrf_k``, ``weights``, ``depth`` (or per leg ``depths``
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from evidencedesk.constants import LEGS, METHODS
@@ -42,7 +42,7 @@ def _dense(chunks: list[Chunk], **params: Any) -> Searcher:
     return _construct(cls, "dense", chunks, params)
 
 
-def _construct(cls: Callable[..., Any], method: str, chunks: list[Chunk], params: dict[str, Any]) -> Searcher:
+def _construct(cls: Callable[..., Any], method: str, chunks: list[Chunk], params: Mapping[str, object]) -> Searcher:
     accepted = set(inspect.signature(cls).parameters) - {"chunks", "self"}
     unknown = set(params) - accepted
     if unknown:

@@ -9,7 +9,6 @@ score in ``parts``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.candidates import Candidate, Searcher
@@ -62,8 +61,8 @@ class HybridSearcher:
     def leg_names(self) -> list[str]:
         return [s.name for s, _ in self.legs]
 
-    def identity(self) -> dict[str, Any]:
-        def leg_id(s: Searcher) -> Any:
+    def identity(self) -> dict[str, object]:
+        def leg_id(s: Searcher) -> object:
             ident = getattr(s, "identity", None)
             return ident() if callable(ident) else s.name
 

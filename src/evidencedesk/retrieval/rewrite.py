@@ -21,7 +21,7 @@ import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 DEFAULT_ABBREVIATIONS: dict[str, str] = {
     "w/o": "without",
@@ -158,6 +158,15 @@ def hyde(query: str, generator: Any) -> str:
     return text or query
 
 
+class RewrittenDict(TypedDict):
+    """A Rewritten as JSON."""
+
+    original: str
+    question: str
+    queries: list[str]
+    steps: list[dict[str, object]]  # each step: step, input, output and, when it did nothing, a note
+
+
 @dataclass(frozen=True)
 class Rewritten:
     """The queries to search (fused by RRF when there are several) and one note per step taken.
@@ -168,14 +177,14 @@ class Rewritten:
 
     original: str
     queries: list[str]
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[dict[str, object]] = field(default_factory=list)
     question: str = ""
 
     def __post_init__(self) -> None:
         if not self.question:
             object.__setattr__(self, "question", self.original)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RewrittenDict:
         return {
             "original": self.original,
             "question": self.question,
@@ -197,7 +206,7 @@ class Rewriter:
     def __call__(self, query: str) -> Rewritten:
         if not query.strip():
             raise ValueError("query: must not be empty")
-        steps: list[dict[str, Any]] = []
+        steps: list[dict[str, object]] = []
         current = query
         if self.normalise:
             current = normalise(query, self.abbreviations)
@@ -225,6 +234,7 @@ __all__ = [
     "HYDE_SYSTEM",
     "Rewriter",
     "Rewritten",
+    "RewrittenDict",
     "decompose",
     "hyde",
     "multi_query",

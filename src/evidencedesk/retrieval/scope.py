@@ -6,7 +6,7 @@ rows the mask allows, so stale or forbidden text never competes for a place in t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from evidencedesk.documents import Chunk, Metadata
+from evidencedesk.json_types import JsonObject, JsonValue
 
 
 def _set(values: Iterable[str] | None) -> frozenset[str] | None:
@@ -112,9 +113,11 @@ class Scope:
             check_validity=self.check_validity or other.check_validity,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        def lst(v: frozenset[str] | None) -> list[str] | None:
-            return sorted(v) if v is not None else None
+    def to_dict(self) -> JsonObject:
+        """The scope as JSON: each set as a sorted list (None: no restriction), the date in ISO form."""
+
+        def lst(v: frozenset[str] | None) -> list[JsonValue] | None:
+            return list(sorted(v)) if v is not None else None
 
         return {
             "statuses": lst(self.statuses),
@@ -127,7 +130,7 @@ class Scope:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Scope:
+    def from_dict(cls, d: Mapping[str, object]) -> Scope:
         known = {"statuses", "audiences", "langs", "tenants", "doc_ids", "valid_at", "check_validity"}
         unknown = set(d) - known
         if unknown:
@@ -141,7 +144,9 @@ class Scope:
                 kwargs[name] = getattr(base, name)
         valid_at = d.get("valid_at")
         try:
-            kwargs["valid_at"] = date.fromisoformat(valid_at) if valid_at else None
+            if valid_at and not isinstance(valid_at, str):
+                raise TypeError(valid_at)
+            kwargs["valid_at"] = date.fromisoformat(valid_at) if isinstance(valid_at, str) and valid_at else None
         except (TypeError, ValueError) as exc:
             raise ValueError(f"scope field valid_at: not an ISO date: {valid_at!r}") from exc
         kwargs["check_validity"] = bool(d.get("check_validity", True))

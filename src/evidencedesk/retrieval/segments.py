@@ -21,7 +21,10 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, TypeVar, cast
+
+if TYPE_CHECKING:
+    from evidencedesk.index.ann import AnnIndex, AnnParams
 
 import numpy as np
 import scipy.sparse as sp
@@ -46,6 +49,9 @@ _MASKS = 16
 Vectorize = Callable[[Sequence[Chunk]], np.ndarray]
 
 
+T = TypeVar("T")
+
+
 class Clock:
     """Adds up the seconds spent in named stages into ``totals`` (a no-op when it is None)."""
 
@@ -55,18 +61,16 @@ class Clock:
     def __call__(self, stage: str) -> AbstractContextManager[None]:
         return timed_into(self.totals, stage) if self.totals is not None else nullcontext()
 
-    def each(self, stage: str, items: Iterable[Any]) -> Iterator[Any]:
+    def each(self, stage: str, items: Iterable[T]) -> Iterator[T]:
         """Iterate ``items``, counting the time spent producing each one (e.g. reading the store)."""
         it = iter(items)
         while True:
             with self(stage):
-                item = next(it, _END)
-            if item is _END:
-                return
+                try:
+                    item = next(it)
+                except StopIteration:
+                    return
             yield item
-
-
-_END = object()
 
 
 class SegmentWriter:
@@ -131,7 +135,7 @@ class SegmentWriter:
         self.dim = vectors.shape[1]
         self._vectors.write(vectors.tobytes())
 
-    def finish(self, dense: bool, ann: bool, threads: int = 0, ann_params: dict[str, Any] | None = None) -> int:
+    def finish(self, dense: bool, ann: bool, threads: int = 0, ann_params: AnnParams | None = None) -> int:
         """Write the segment; returns its row count. ``dense``: the rows came with vectors."""
         self._vectors.close()
         n = len(self.ids)
@@ -148,12 +152,13 @@ class SegmentWriter:
         column_values, arrays = masks.to_arrays()
         for name, array in arrays.items():
             np.save(self.directory / "scope" / f"{name}.npy", array)
-        meta: dict[str, Any] = {"n_rows": n, "total_length": total_length, "columns": column_values, "dense": None}
+        meta: SegmentMeta = {"n_rows": n, "total_length": total_length, "columns": column_values, "dense": None}
         if dense and n and not self.dim:
             raise ValueError("segment: rows without vectors in a snapshot that has them")
         if dense:
-            meta["dense"] = {"dim": self.dim, "ann": bool(ann and n >= ANN_MIN_ROWS)}
-            if meta["dense"]["ann"]:
+            vectors: SegmentDense = {"dim": self.dim, "ann": bool(ann and n >= ANN_MIN_ROWS)}
+            meta["dense"] = vectors
+            if vectors["ann"]:
                 from evidencedesk.index.ann import AnnIndex
 
                 table = StringTable(self.directory / "ids.bin")
@@ -164,6 +169,22 @@ class SegmentWriter:
             (self.directory / VECTORS).unlink()
         (self.directory / SEGMENT_META).write_text(json.dumps(meta), encoding="utf-8")
         return n
+
+
+class SegmentDense(TypedDict):
+    """A segment's vectors: their width, and whether an HNSW graph was built over them."""
+
+    dim: int
+    ann: bool
+
+
+class SegmentMeta(TypedDict):
+    """A segment's ``segment.json``: its rows, their total token count, each scope column's values, its vectors."""
+
+    n_rows: int
+    total_length: int
+    columns: dict[str, list[str]]
+    dense: SegmentDense | None
 
 
 def _vectors(directory: Path, n: int, dim: int) -> np.ndarray:
@@ -183,7 +204,7 @@ class Segment:
         self, directory: Path, deleted: np.ndarray | None = None, model_name: str = "unnamed", eager: bool = False
     ) -> None:
         self.directory = directory
-        self.meta: dict[str, Any] = json.loads((directory / SEGMENT_META).read_text(encoding="utf-8"))
+        self.meta = cast(SegmentMeta, json.loads((directory / SEGMENT_META).read_text(encoding="utf-8")))
         self.n_rows = int(self.meta["n_rows"])
         self.model_name = model_name
         self.ids = StringTable(directory / "ids.bin")
@@ -241,13 +262,17 @@ class Segment:
 
     @cached_property
     def dense(self) -> DenseIndex:
-        dim = int(self.meta["dense"]["dim"])
+        vectors = self.meta["dense"]
+        if vectors is None:
+            raise ValueError(f"{self.directory}: the segment holds no vectors")
+        dim = int(vectors["dim"])
         return DenseIndex(_vectors(self.directory, self.n_rows, dim), self.ids, self.model_name, dim)
 
     @cached_property
-    def ann(self) -> Any:
+    def ann(self) -> AnnIndex | None:
         """The HNSW graph over ``dense`` (memory-mapped), or None for a segment searched exactly."""
-        if not (self.meta.get("dense") or {}).get("ann"):
+        vectors = self.meta.get("dense")
+        if vectors is None or not vectors.get("ann"):
             return None
         from evidencedesk.index.ann import AnnIndex
 

@@ -20,12 +20,12 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +37,10 @@ from evidencedesk.retrieval.candidates import Candidate, candidate
 from evidencedesk.retrieval.row_searcher import check_k
 from evidencedesk.retrieval.scope import Scope
 from evidencedesk.retrieval.segments import Clock, Segment, SegmentWriter, Vectorize
+from evidencedesk.retrieval.snapshot_manifest import Manifest
+
+if TYPE_CHECKING:
+    from evidencedesk.index.ann import AnnParams
 from evidencedesk.text.tokenizer import Tokenizer
 
 FORMAT = 2
@@ -59,10 +63,10 @@ def write_snapshot(
     model_name: str | None = None,
     ann: bool = False,
     threads: int = 0,
-    ann_params: dict[str, Any] | None = None,
+    ann_params: AnnParams | None = None,
     build_id: int | None = None,
     timings: dict[str, float] | None = None,
-    labels: dict[str, Any] | None = None,
+    labels: Mapping[str, object] | None = None,
 ) -> Path:
     """Index ``batches`` of chunks into ``directory`` as one segment (the folder is replaced only once complete).
 
@@ -85,7 +89,7 @@ def write_snapshot(
     for batch in clock.each("read", batches):
         writer.add_chunks(batch, tokenizer, vectorize, contextual)
     n_rows = writer.finish(vectorize is not None, ann, threads, ann_params)
-    manifest: dict[str, Any] = {
+    manifest: Manifest = {
         "format": FORMAT,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "build_id": build_id,
@@ -95,7 +99,7 @@ def write_snapshot(
         "dense": None,
         "ann": bool(ann),
         "ann_params": ann_params or {},
-        "labels": labels or {},
+        "labels": dict(labels) if labels else {},
         "generation": 1,
         "next_segment": 2,
         "segments": [{"name": name, "rows": n_rows, "deleted": None, "n_deleted": 0}],
@@ -134,7 +138,7 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     return manifest
 
 
-def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+def write_manifest(directory: Path, manifest: Mapping[str, object]) -> None:
     """Replace ``directory``'s manifest atomically: a reader sees the old one or the new one, whole."""
     tmp = directory / (MANIFEST + ".tmp")
     with tmp.open("w", encoding="utf-8") as f:

@@ -27,14 +27,23 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
 from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.segments import Clock, Segment, SegmentWriter, Vectorize
 from evidencedesk.retrieval.snapshot import SEGMENTS, read_manifest, segment_name, write_manifest
+from evidencedesk.retrieval.snapshot_manifest import Manifest, SegmentEntry, as_manifest
 from evidencedesk.text.tokenizer import Tokenizer
+
+
+class MergeReport(TypedDict):
+    """What ``merge_snapshot`` did: the segment count before and after, and the rows kept."""
+
+    segments_before: int
+    segments: int
+    rows: int
 
 
 @dataclass(frozen=True)
@@ -110,7 +119,7 @@ def update_snapshot(
     policy: TieredPolicy | None = DEFAULT_POLICY,
     threads: int = 0,
     timings: dict[str, float] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Bring the snapshot in ``directory`` to ``build_id``; the caller holds ``writer_lock``.
 
     ``documents``: every stored document id with the id of the build that last wrote it;
@@ -120,7 +129,7 @@ def update_snapshot(
     """
     directory = Path(directory)
     clock = Clock(timings)
-    manifest = read_manifest(directory)
+    manifest = as_manifest(read_manifest(directory))
     has_dense = manifest.get("dense") is not None
     if has_dense and vectorize is None:
         raise ValueError(f"{directory}: the snapshot holds vectors; updating it needs the embedder")
@@ -168,23 +177,21 @@ def update_snapshot(
             for group in groups:
                 segments, number = _merge(folder, segments, group, number, manifest, threads)
                 merged.append(len(group))
-    manifest.update(
-        build_id=build_id,
-        generation=generation,
-        next_segment=number,
-        segments=[_entry(folder, seg, generation) for seg in segments],
-    )
+    manifest["build_id"] = build_id
+    manifest["generation"] = generation
+    manifest["next_segment"] = number
+    manifest["segments"] = [_entry(folder, seg, generation) for seg in segments]
     write_manifest(directory, manifest)
     _collect(directory, manifest)
     return {"added": added, "deleted": deleted, "documents": len(changed), "merged": merged,
             "segments": len(segments)}  # fmt: skip
 
 
-def merge_snapshot(directory: str | Path, threads: int = 0) -> dict[str, Any]:
+def merge_snapshot(directory: str | Path, threads: int = 0) -> MergeReport:
     """Merge every segment into one without deleted rows (``evidencedesk index --merge``); the caller
     holds ``writer_lock``. Returns the segment count before and the rows kept."""
     directory = Path(directory)
-    manifest = read_manifest(directory)
+    manifest = as_manifest(read_manifest(directory))
     folder = directory / SEGMENTS
     segments = [s for s in _open(directory, manifest) if s.n_live]
     before = len(manifest["segments"])
@@ -192,18 +199,20 @@ def merge_snapshot(directory: str | Path, threads: int = 0) -> dict[str, Any]:
     if len(segments) > 1 or any(s.n_deleted for s in segments):
         segments, number = _merge(folder, segments, [s.name for s in segments], number, manifest, threads)
     generation = int(manifest["generation"]) + 1
-    manifest.update(generation=generation, next_segment=number,
-                    segments=[_entry(folder, s, generation) for s in segments])  # fmt: skip
+    manifest["generation"] = generation
+    manifest["next_segment"] = number
+    manifest["segments"] = [_entry(folder, s, generation) for s in segments]
     write_manifest(directory, manifest)
     _collect(directory, manifest)
     return {"segments_before": before, "segments": len(segments), "rows": sum(s.n_live for s in segments)}
 
 
-def _open(directory: Path, manifest: dict[str, Any]) -> list[Segment]:
+def _open(directory: Path, manifest: Manifest) -> list[Segment]:
     folder = directory / SEGMENTS
     out = []
     for entry in manifest["segments"]:
-        deleted = np.load(folder / entry["deleted"]) if entry.get("deleted") else None
+        tombstones = entry.get("deleted")
+        deleted = np.load(folder / tombstones) if tombstones else None
         out.append(Segment(folder / entry["name"], deleted, "segment"))
     for seg, entry in zip(out, manifest["segments"], strict=True):
         seg.live = None if seg.live is None else seg.live.copy()  # writable: this update deletes more rows
@@ -212,7 +221,7 @@ def _open(directory: Path, manifest: dict[str, Any]) -> list[Segment]:
 
 
 def _merge(
-    folder: Path, segments: list[Segment], names: Sequence[str], number: int, manifest: dict[str, Any], threads: int
+    folder: Path, segments: list[Segment], names: Sequence[str], number: int, manifest: Manifest, threads: int
 ) -> tuple[list[Segment], int]:
     """Replace the segments named ``names`` by one holding their live rows (at the first one's place)."""
     chosen = [s for s in segments if s.name in set(names)]
@@ -236,9 +245,9 @@ def _merge(
     return out, number + 1
 
 
-def _entry(folder: Path, seg: Segment, generation: int) -> dict[str, Any]:
+def _entry(folder: Path, seg: Segment, generation: int) -> SegmentEntry:
     """The manifest entry of ``seg``, writing its tombstones as a new file when it has any."""
-    entry: dict[str, Any] = {"name": seg.name, "rows": seg.n_rows, "deleted": None, "n_deleted": seg.n_deleted}
+    entry: SegmentEntry = {"name": seg.name, "rows": seg.n_rows, "deleted": None, "n_deleted": seg.n_deleted}
     if seg.live is not None and seg.n_deleted:
         if seg.tombstones is None:
             seg.tombstones = f"{seg.name}.del{generation}.npy"
@@ -247,7 +256,7 @@ def _entry(folder: Path, seg: Segment, generation: int) -> dict[str, Any]:
     return entry
 
 
-def _collect(directory: Path, manifest: dict[str, Any]) -> None:
+def _collect(directory: Path, manifest: Manifest) -> None:
     """Remove the segment folders and tombstone files the manifest no longer names."""
     keep = {e["name"] for e in manifest["segments"]} | {e["deleted"] for e in manifest["segments"] if e["deleted"]}
     for path in (directory / SEGMENTS).iterdir():

@@ -14,7 +14,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
 from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.candidates import Candidate, Searcher
@@ -69,7 +68,7 @@ class TenantSplit:
             if callable(close):
                 close()
 
-    def __getattr__(self, name: str) -> Any:  # tokenizer, legs, identity...: the first tenant's searcher
+    def __getattr__(self, name: str) -> object:  # tokenizer, legs, identity...: the first tenant's searcher
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self.part(min(self._groups)), name)

@@ -8,6 +8,7 @@ from typing import Any
 
 from evidencedesk import Label, Scope
 from evidencedesk.documents import Document
+from evidencedesk.json_types import JsonObject
 
 
 def visible_labels(labels: Sequence[Label], documents: Iterable[Document], scope: Scope) -> list[Label]:
@@ -24,7 +25,7 @@ def visible_labels(labels: Sequence[Label], documents: Iterable[Document], scope
     return [label for label in labels if all(g in inside or g not in outside for g in label.gold)]
 
 
-def label_summary(label: Label) -> dict[str, Any]:
+def label_summary(label: Label) -> JsonObject:
     """What the lab's picker shows: never the gold phrases or the expected answer."""
     return {"id": label.id, "question": label.question, "tags": list(label.tags), "answerable": label.answerable}
 

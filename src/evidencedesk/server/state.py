@@ -25,6 +25,7 @@ from evidencedesk.config import Settings
 from evidencedesk.desk import Desk
 from evidencedesk.documents import Chunk, Document
 from evidencedesk.errors import ConfigError
+from evidencedesk.json_types import JsonObject
 from evidencedesk.server.access import KeyRing, check_startup, with_tenant_statistics
 from evidencedesk.server.cache import BuildCache
 from evidencedesk.server.limits import RateLimiter
@@ -40,7 +41,7 @@ class Corpus:
 
     key: tuple[Any, ...]
     chunks: list[Chunk]
-    chunking: dict[str, Any]
+    chunking: JsonObject
     searchers: BuildCache[Searcher] = field(default_factory=lambda: BuildCache(8))
 
     def __post_init__(self) -> None:

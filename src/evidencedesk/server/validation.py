@@ -9,17 +9,19 @@ are decoded with replacement, lone surrogates replaced, and long values are cut 
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
 
 from fastapi import Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from evidencedesk.json_types import JsonValue
+
 ECHO_CHARS = 200  # an echoed input longer than this is cut, so a large body is not sent back whole
 
 
-def json_safe(value: Any, depth: int = 0) -> Any:
+def json_safe(value: object, depth: int = 0) -> JsonValue:
     """``value`` with non-finite floats as strings, bytes as text, long strings cut and deep nesting dropped."""
     if depth > 20:
         return "..."
@@ -43,7 +45,7 @@ def json_safe(value: Any, depth: int = 0) -> Any:
     return json_safe(str(value), depth + 1)
 
 
-def _error(error: dict[str, Any]) -> Any:
+def _error(error: Mapping[str, object]) -> JsonValue:
     return json_safe({k: v for k, v in error.items() if k != "url"})  # loc may hold a caller's field names
 
 

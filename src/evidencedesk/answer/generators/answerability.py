@@ -27,6 +27,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from evidencedesk.json_types import JsonObject
+
 FEATURES = (
     "dense",  # cosine(question, best unit)
     "chunk",  # cosine(question, best unit's chunk)
@@ -98,7 +100,7 @@ class AnswerabilityModel:
     """The fitted models by scorer name, and how they were fitted (``info``)."""
 
     models: dict[str, ScorerModel]
-    info: dict[str, Any]
+    info: JsonObject  # how the models were fitted, as the model file says
     source: str
 
     def for_scorer(self, scorer: str) -> ScorerModel:

@@ -4,9 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from evidencedesk.retrieval.candidates import Candidate
+
+
+class GenerationDict(TypedDict):
+    """A Generation as JSON."""
+
+    answer: str
+    cited: list[str]
+    abstained: bool
+    reason: str
+    raw: str
+    details: dict[str, object]  # each generator's own: scorer, answerability, reader, tokens ...
 
 
 @dataclass(frozen=True)
@@ -24,7 +35,7 @@ class Generation:
     raw: str = ""  # the model's unparsed text, kept for the trace
     details: dict[str, Any] = field(default_factory=dict)  # what decided it (scorer, answerability), for the trace
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> GenerationDict:
         return {
             "answer": self.answer,
             "cited": list(self.cited),

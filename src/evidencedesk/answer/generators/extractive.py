@@ -46,9 +46,9 @@ generator falls back to ``minilm``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from evidencedesk.answer.citations import strip_citations
 from evidencedesk.answer.generators.answer_types import asked
@@ -60,6 +60,7 @@ from evidencedesk.answer.generators.dense_match import (
     latin_share,
     multilingual_dense_scorer,
 )
+from evidencedesk.answer.generators.extractive_details import AssessDetails, ReaderDetails, Reading, UnitEvidence
 from evidencedesk.answer.generators.lexical_match import QUESTION_FILLER, LexicalScorer, question_terms, text_terms
 from evidencedesk.answer.generators.paragraphs import neighbours
 from evidencedesk.answer.generators.question_words import is_fact_question, kinds_asked
@@ -69,6 +70,11 @@ from evidencedesk.answer.generators.unit_scoring import UnitScore, Weights, chun
 from evidencedesk.answer.reader import Reader, load_reader
 from evidencedesk.documents import Chunk
 from evidencedesk.retrieval.candidates import Candidate
+
+if TYPE_CHECKING:
+    from evidencedesk.retrieval.rerank.onnx_cross_encoder import OnnxCrossEncoder
+
+T = TypeVar("T")
 
 ABSTAIN_TEMPLATE = "The documents shown do not say anything about: {missing}."
 WEIGHTS = Weights()
@@ -112,9 +118,9 @@ def _reading_order(picked: list[int], scores: list[UnitScore]) -> list[int]:
 
 def _best_unit_evidence(
     scores: list[UnitScore], lexical: LexicalScorer, kinds: set[str], langs: tuple[str, ...]
-) -> dict[str, Any]:
+) -> UnitEvidence:
     """Word coverage of the best unit's paragraph and chunk, whether it holds a typed span, the question's size."""
-    out: dict[str, Any] = {"question_terms": len(lexical.surface)}
+    out: UnitEvidence = {"question_terms": len(lexical.surface)}
     if not scores:
         return out
     best = min(range(len(scores)), key=lambda i: (-scores[i].total, i))
@@ -180,7 +186,7 @@ class ExtractiveGenerator:
         self.reader_threshold = reader_threshold
         self.max_words = max_words
         self._reader: Reader | None = None
-        self._cross: Any = reader == "cross-encoder"
+        self._cross: OnnxCrossEncoder | bool = reader == "cross-encoder"
         self.threshold = threshold
         self.max_sentences = max_sentences
         self.extra_ratio = extra_ratio
@@ -195,7 +201,9 @@ class ExtractiveGenerator:
         self._custom = dense if isinstance(dense, DenseScorer) else None
         self._multilingual: DenseScorer | None | bool = True if dense is True else None
 
-    def _loaded(self, held: Any, load: Callable[[], Any], what: str, errors: tuple[type[Exception], ...]) -> Any:
+    def _loaded(
+        self, held: T | bool, load: Callable[[], T], what: str, errors: tuple[type[Exception], ...]
+    ) -> T | bool:
         """``held``, or ``load()`` when ``held`` is True (load on first use); a model that raises one of
         ``errors`` is False from then on, and ``dense_error`` says why."""
         if held is not True:
@@ -220,14 +228,14 @@ class ExtractiveGenerator:
         return self._multilingual if isinstance(self._multilingual, DenseScorer) else None
 
     @property
-    def cross_encoder(self) -> Any:
+    def cross_encoder(self) -> OnnxCrossEncoder | None:
         """The bundled cross-encoder when the reader is on and the model is installed, else None."""
         if self._cross is True:
             from evidencedesk.retrieval.rerank.onnx_cross_encoder import CrossEncoderUnavailable, load_cross_encoder
 
             errors = (CrossEncoderUnavailable, ImportError, OSError, ValueError)
             self._cross = self._loaded(True, load_cross_encoder, "the bundled cross-encoder", errors)
-        return self._cross or None
+        return None if isinstance(self._cross, bool) else self._cross
 
     @property
     def unit_reader(self) -> Reader:
@@ -237,7 +245,7 @@ class ExtractiveGenerator:
             self._reader = load_reader(self.reader_model, self.reader_threshold)
         return self._reader
 
-    def read(self, question: str, context: list[Candidate], scores: list[UnitScore]) -> dict[str, Any] | None:
+    def read(self, question: str, context: list[Candidate], scores: list[UnitScore]) -> Reading | None:
         """The cross-encoder's evidence: its best passage score, its best unit score and that unit's index."""
         model = self.cross_encoder
         if model is None or not scores:
@@ -292,7 +300,7 @@ class ExtractiveGenerator:
         _, scorer = self.scorer_for(question, context)
         return score_units(question, context, self.weights, scorer, context_languages(context))[0]
 
-    def assess(self, question: str, context: list[Candidate]) -> tuple[list[UnitScore], Any, dict[str, Any]]:
+    def assess(self, question: str, context: list[Candidate]) -> tuple[list[UnitScore], LexicalScorer, AssessDetails]:
         """Scored units, the word scorer, and the decision details (scorer, features, probability, threshold)."""
         name, scorer = self.scorer_for(question, context)
         langs = context_languages(context)
@@ -321,7 +329,7 @@ class ExtractiveGenerator:
         model = self.model.for_scorer(model_name)
         probability = round(model.probability(features), 4)
         threshold = self.threshold if self.threshold is not None else model.threshold
-        details: dict[str, Any] = {
+        details: AssessDetails = {
             "scorer": name,
             "answerability_model": model_name,
             "answerability": probability,
@@ -371,7 +379,7 @@ class ExtractiveGenerator:
         ranked = ranked_units(units, reader.scores(question, [u.text for u, _ in units]))
         listing = asks_for_list(question)
         chosen = pick(ranked, reader.threshold, listing, self.max_words, self.max_sentences)
-        details: dict[str, Any] = {
+        details: ReaderDetails = {
             "scorer": "reader",
             "reader": reader.name,
             "reader_score": ranked[0].score if ranked else None,
@@ -393,11 +401,11 @@ class ExtractiveGenerator:
             # the words no unit holds are named in the reason only: they did not decide the refusal
             absent = LexicalScorer.build(question, [text_terms(u.text) for u, _ in units]).absent()
             reason = why + (f"; words of the question no unit holds: {', '.join(absent)}" if absent else "")
-            return Generation(READER_ABSTAIN, abstained=True, reason=reason, raw=READER_ABSTAIN, details=details)
+            return Generation(READER_ABSTAIN, abstained=True, reason=reason, raw=READER_ABSTAIN, details=dict(details))
         parts = [f"{strip_citations(r.unit.text)} [{r.unit.chunk_id}]" for r in chosen]
         answer = ("\n" if any(r.unit.kind != "sentence" for r in chosen) else " ").join(parts)
         cited = tuple(dict.fromkeys(r.unit.chunk_id for r in chosen))
-        return Generation(answer=answer, cited=cited, raw=answer, details=details)
+        return Generation(answer=answer, cited=cited, raw=answer, details=dict(details))
 
     def _from_scores(self, question: str, context: list[Candidate]) -> Generation:
         """The answer from the word, dense and answerability evidence (the path before the reader)."""
@@ -441,7 +449,7 @@ class ExtractiveGenerator:
             answer = ("\n" if any("\n" in u.text for u in chosen) else " ").join(parts)
         details["short_answer"] = line
         cited = tuple(dict.fromkeys(u.chunk_id for u in chosen))
-        return Generation(answer=answer, cited=cited, raw=answer, details=details)
+        return Generation(answer=answer, cited=cited, raw=answer, details=dict(details))
 
     def _pick(self, ranked: list[int], scores: list[UnitScore]) -> list[int]:
         best = ranked[0]
@@ -458,17 +466,17 @@ class ExtractiveGenerator:
                 picked.append(i)
         return picked
 
-    def explain(self, question: str, context: list[Candidate], top: int = 5) -> list[dict[str, Any]]:
+    def explain(self, question: str, context: list[Candidate], top: int = 5) -> list[dict[str, object]]:
         """The ``top`` scored units, best first, with their evidence (for traces and tuning)."""
         best = sorted(self.score(question, context), key=lambda s: -s.total)[:top]
         return [s.to_dict() for s in best]
 
     @staticmethod
-    def _abstain(why: str, missing: list[str], details: dict[str, Any]) -> Generation:
+    def _abstain(why: str, missing: list[str], details: Mapping[str, object]) -> Generation:
         listed = ", ".join(missing) if missing else "what the question asks"
         answer = ABSTAIN_TEMPLATE.format(missing=listed)
         reason = f"{why}; missing: {listed}"
-        return Generation(answer=answer, abstained=True, reason=reason, raw=answer, details=details)
+        return Generation(answer=answer, abstained=True, reason=reason, raw=answer, details=dict(details))
 
 
 __all__ = [

@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import TracebackType
-from typing import Any
+from types import ModuleType, TracebackType
+from typing import TYPE_CHECKING, Any
 
 from evidencedesk.answer.generators.base import Generation
 from evidencedesk.answer.generators.gguf_models import INSTALL_HINT, resolve_model
@@ -39,6 +39,9 @@ from evidencedesk.answer.generators.parse import GenerationError
 from evidencedesk.answer.generators.passages import CitationNumbers, numbered_messages, parse_numbered
 from evidencedesk.errors import ModelBusy
 from evidencedesk.retrieval.candidates import Candidate
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
 
 OMP_WAIT_POLICY = "OMP_WAIT_POLICY"
 
@@ -49,7 +52,7 @@ OMP_WAIT_POLICY = "OMP_WAIT_POLICY"
 os.environ.setdefault(OMP_WAIT_POLICY, "PASSIVE")
 
 
-def require_llama_cpp() -> Any:
+def require_llama_cpp() -> ModuleType:
     """Import ``llama_cpp``, or raise ImportError saying how to install it."""
     try:
         import llama_cpp
@@ -121,7 +124,7 @@ class Ticket(AbstractContextManager["Ticket"]):
 class LoadedModel:
     """One loaded GGUF model: the ``llama_cpp.Llama``, the lock its users hold, and its request queue."""
 
-    llama: Any
+    llama: Any  # llama_cpp.Llama: its create_chat_completion returns a union of response and stream types
     lock: threading.Lock = field(default_factory=threading.Lock)
     queue: RequestQueue = field(default_factory=RequestQueue)
     tokens_generated: int = 0  # every token any request received from it, for tests and metrics
@@ -206,9 +209,10 @@ class LlamaCppGenerator:
         return f"LlamaCppGenerator(model_path={str(self.model_path)!r}, n_ctx={self.n_ctx})"
 
     @property
-    def llama(self) -> Any:
+    def llama(self) -> Llama:
         """The underlying ``llama_cpp.Llama`` (shared by every generator of this model in the process)."""
-        return self._model.llama
+        llama: Llama = self._model.llama
+        return llama
 
     @property
     def lock(self) -> threading.Lock:
@@ -245,9 +249,9 @@ class LlamaCppGenerator:
         """
         self._acquire(time.monotonic() + self.timeout_s)
         try:
-            self.llama.reset()
+            self._model.llama.reset()
             try:
-                result = self.llama.create_chat_completion(
+                result = self._model.llama.create_chat_completion(
                     messages=messages, temperature=self.temperature, max_tokens=max_tokens or self.max_tokens,
                     seed=self.seed,
                 )  # fmt: skip
@@ -290,9 +294,9 @@ class LlamaCppGenerator:
         try:
             if stop():
                 return
-            self.llama.reset()
+            self._model.llama.reset()
             try:
-                pieces = self.llama.create_chat_completion(
+                pieces = self._model.llama.create_chat_completion(
                     messages=messages, temperature=self.temperature, max_tokens=limit, seed=self.seed, stream=True,
                 )  # fmt: skip
             except ValueError as exc:

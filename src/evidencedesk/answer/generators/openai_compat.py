@@ -9,6 +9,7 @@ key is sent as a bearer token and never appears in a repr or an error message.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -101,7 +102,7 @@ class OpenAIGenerator:
     def _scrub(self, text: str) -> str:
         return text.replace(self._api_key, "***") if self._api_key else text
 
-    def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _request(self, method: str, path: str, body: Mapping[str, object] | None = None) -> dict[str, Any]:
         url = f"{self.base_url}{path}"
         try:
             with httpx.Client(timeout=self.timeout) as client:
@@ -134,7 +135,7 @@ class OpenAIGenerator:
 
     def chat(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> str:
         """Send chat messages and return the reply's text."""
-        body: dict[str, Any] = {
+        body: dict[str, object] = {
             "model": self.resolve_model(),
             "messages": messages,
             "temperature": self.temperature,

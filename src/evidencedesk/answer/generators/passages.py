@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
+from typing import TypedDict
 
 from evidencedesk.answer.citations import cited_ids, segments
 from evidencedesk.answer.context import CONTEXT_CLOSE, CONTEXT_OPEN, neutralise, shown_text
@@ -131,7 +131,12 @@ def _cite(sentence: str, ids: tuple[str, ...]) -> str:
     return f"{sentence[:end]} [{', '.join(ids)}]{sentence[end:]}"
 
 
-def cite_supporting(answer: str, context: list[Candidate]) -> tuple[str, list[str], list[dict[str, Any]]]:
+# A citation moved to the shown passage that supports the sentence: the ids it had, and the one it got
+# (the functional form because "from" is a keyword).
+CitationMove = TypedDict("CitationMove", {"from": list[str], "to": str})
+
+
+def cite_supporting(answer: str, context: list[Candidate]) -> tuple[str, list[str], list[CitationMove]]:
     """``answer`` with each sentence cited by a shown passage that supports it; the ids added to
     uncited sentences; and the citations moved (``{"from": [...], "to": id}``).
 
@@ -147,7 +152,7 @@ def cite_supporting(answer: str, context: list[Candidate]) -> tuple[str, list[st
     """
     shown = {c.chunk.id: shown_text(c.chunk) for c in context}
     added: list[str] = []
-    moved: list[dict[str, Any]] = []
+    moved: list[CitationMove] = []
     out: list[str] = []
     for seg in segments(answer):
         lead = LEADING_PUNCT.match(seg.text)

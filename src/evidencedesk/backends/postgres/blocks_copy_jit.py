@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 
@@ -25,7 +26,7 @@ def _put(out: Any, at: int, value: int, size: int) -> int:
 def _rows(
     gen: int, starts: Any, ends: Any, tenant_of: Any, term_of: Any, max_w_bits: Any, rows: Any, w_bits: Any,
     names: Any, name_at: Any,
-) -> Any:  # fmt: skip
+) -> npt.NDArray[np.uint8]:  # fmt: skip
     total = 0
     for b in range(len(starts)):
         n = ends[b] - starts[b]

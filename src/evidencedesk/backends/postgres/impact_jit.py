@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 MAX_TERMS = 64  # one bit per query term
@@ -53,7 +54,9 @@ def _rehash(keys: Any, where: Any, rows: Any, n: int) -> None:
 
 
 @njit(cache=True, nogil=True)
-def _high(low: Any, met: Any, n: int, caps: Any, unseen: float) -> Any:
+def _high(
+    low: npt.NDArray[np.float64], met: npt.NDArray[np.uint64], n: int, caps: npt.NDArray[np.float64], unseen: float
+) -> npt.NDArray[np.float64]:
     """low plus the caps of every term a row was not met in."""
     out = np.empty(n, dtype=np.float64)
     for s in range(n):

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Protocol
+
+import numpy as np
 
 from evidencedesk.retrieval.candidates import Candidate
 from evidencedesk.retrieval.contextual import index_text
@@ -37,12 +39,29 @@ INSTALL_HINT = (
 BUNDLED_NAMES = ("", "bundled", MODEL_NAME.lower(), "ms-marco-minilm")
 
 
-def _cross_encoder_class() -> Any:
+class PairScorer(Protocol):
+    """What is used of a sentence-transformers ``CrossEncoder``: one score per (query, text) pair."""
+
+    def predict(
+        self, sentences: list[tuple[str, str]], *, batch_size: int, show_progress_bar: bool, convert_to_numpy: bool
+    ) -> np.ndarray: ...
+
+
+class PairScorerFactory(Protocol):
+    """The ``CrossEncoder`` class, as it is called here."""
+
+    def __call__(
+        self, model_name_or_path: str, *, device: str | None, max_length: int, local_files_only: bool
+    ) -> PairScorer: ...
+
+
+def _cross_encoder_class() -> PairScorerFactory:
     try:
         from sentence_transformers import CrossEncoder
     except ImportError as exc:  # pragma: no cover - exercised only where the extra is missing
         raise RuntimeError(INSTALL_HINT) from exc
-    return CrossEncoder
+    factory: PairScorerFactory = CrossEncoder
+    return factory
 
 
 def is_bundled(model: str | Path | None) -> bool:
@@ -94,7 +113,7 @@ class CrossEncoderReranker:
         self.min_score = min_score
         self.batch_size = batch_size
         self.onnx: OnnxCrossEncoder | None = None
-        self.model: Any = None
+        self.model: PairScorer | None = None
         if is_bundled(model_name_or_path) or is_onnx_folder(str(model_name_or_path)):
             self.onnx = load_cross_encoder(None if is_bundled(model_name_or_path) else model_name_or_path)
             self.model_name_or_path = str(self.onnx.folder)
@@ -120,6 +139,8 @@ class CrossEncoderReranker:
             return []
         if self.onnx is not None:
             return self.onnx.scores(query, texts, self.max_tokens)
+        if self.model is None:  # never: __init__ loads one or the other
+            raise RuntimeError("no cross-encoder model is loaded")
         out = self.model.predict(
             [(query, t) for t in texts], batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True
         )

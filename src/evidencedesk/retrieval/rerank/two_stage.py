@@ -10,11 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from evidencedesk.retrieval.candidates import Candidate, Searcher
 from evidencedesk.retrieval.rerank.base import Reranker
 from evidencedesk.retrieval.scope import Scope
+
+
+class ReachDict(TypedDict):
+    """The rerank reach figures as JSON, with ``headroom``."""
+
+    candidates: int
+    final: int
+    queries: int
+    recall_at_candidates: float
+    first_stage_at_final: float
+    reranked_at_final: float
+    headroom: float
+    scored_per_query: float
 
 
 @dataclass
@@ -77,7 +90,7 @@ class Ceiling:
         """What reranking could still win: the ceiling minus recall at the final k after reranking."""
         return self.recall_at_candidates - self.reranked_at_final
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ReachDict:
         return {
             "candidates": self.candidates,
             "final": self.final,
