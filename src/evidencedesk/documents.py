@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import date
-from typing import Any, TypeAlias
+from typing import Any
 from urllib.parse import quote
+
+from evidencedesk.json_types import JsonValue
 
 STATUSES = ("current", "superseded", "draft")
 CHUNK_KINDS = ("text", "table", "code")
@@ -20,9 +22,6 @@ DEFAULT_STATUS = "current"
 DEFAULT_AUDIENCE = "public"
 DEFAULT_LANG = "en"
 DEFAULT_TENANT = "default"
-
-# A value JSON holds: what ``Metadata.extra`` keeps (front-matter keys the ingest does not know, made JSON-safe).
-JsonValue: TypeAlias = str | int | float | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
 
 
 def _iso(value: date | None) -> str | None:
