@@ -6,7 +6,7 @@ the corpus. Ours is timed from the query text to the list of ``Candidate`` objec
 text; bm25s is timed from token ids to document indices. Both rank with BM25 (Lucene idf, k1 1.5,
 b 0.75). The filters are tenants: each SciFact document is given one of 100 tenants; the 10% filter
 allows ten of them, the 1% filter one (bm25s gets the same rows as its ``weight_mask``). Both are
-timed warm: bm25s after one call, ours after ``Desk.warm_up()`` (what the service runs before its first
+timed warm: bm25s after one call, ours after ``warm_up()`` (what the service runs before its first
 request: the compiled search pass loaded; a script loads it in the background after 256 queries)
 and three queries per filter.
 
@@ -38,7 +38,7 @@ from rich.console import Console
 from rich.table import Table
 
 from evidencedesk.config import Settings
-from evidencedesk.desk import EMBEDDINGS_FILE, Desk
+from evidencedesk.desk import EMBEDDINGS_FILE, Desk, warm_up
 from evidencedesk.documents import Document, Metadata
 from evidencedesk.evaluation.beir import BEIR_CHUNKING, load_beir
 from evidencedesk.index.embedders import OnnxMiniLM, default_embedder, embed_query
@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]
     t = time.perf_counter()
     desk.search(queries[0], k=K, method="bm25")
     out["first_search_s"] = time.perf_counter() - t  # builds the BM25 index from the stored chunks
-    Desk.warm_up()  # warm, as a service is before its first request: the compiled search pass loaded
+    warm_up()  # warm, as a service is before its first request: the compiled search pass loaded
     ours: dict[str, float] = {}
     for name, scope in by_scope.items():
         for q in queries[:3]:
