@@ -72,7 +72,7 @@ def test_outside_scope_names_the_superseded_document_that_outranks_every_allowed
                   metadata=Metadata(status="superseded"))  # fmt: skip
     current = chunk("handbook", 1, "Office hours are nine to five.", 1)
     found = make_searcher("bm25", [old, current]).search("bicycle allowance per month", 5, Scope.everything())
-    assert outside_scope(found, Scope()) == [
+    assert [o.to_dict() for o in outside_scope(found, Scope())] == [
         {"doc_id": "policy-2023", "chunk_id": old.id, "rank": 1, "why": "status superseded"}
     ]
     assert outside_scope(found, Scope(statuses=None)) == []  # inside this scope: nothing to say

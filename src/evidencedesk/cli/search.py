@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,7 +20,9 @@ from evidencedesk.cli.app import (
 )
 from evidencedesk.cli.plain import snippet, wrap
 from evidencedesk.documents import Location
-from evidencedesk.results.search import SearchHit
+
+if TYPE_CHECKING:  # the CLI's --help loads no numerical library
+    from evidencedesk.results.search import SearchHit
 
 
 def place(location: Location) -> str:
