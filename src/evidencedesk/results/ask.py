@@ -13,6 +13,7 @@ from functools import cache
 
 from pydantic import JsonValue, TypeAdapter
 
+from evidencedesk.documents import Location
 from evidencedesk.retrieval.candidates import Candidate, Part
 from evidencedesk.trace import Dropped, Finding
 
@@ -28,6 +29,12 @@ class PassageLocation:
     first_line: int
     last_line: int
     pages: tuple[int, ...] | None = None
+
+    @classmethod
+    def of(cls, location: Location) -> PassageLocation:
+        """The location of a stored chunk, as a passage shows it."""
+        pages = tuple(location.pages) if location.pages else None
+        return cls(tuple(location.heading_path), location.first_line, location.last_line, pages)
 
     def to_dict(self) -> JSONObject:
         out: JSONObject = {
@@ -63,12 +70,9 @@ class Passage:
     @classmethod
     def of(cls, c: Candidate) -> Passage:
         """The passage a candidate shows (its own part when it was not fused)."""
-        loc = c.chunk.location
         return cls(
             rank=c.rank, chunk_id=c.chunk.id, doc_id=c.chunk.doc_id, score=c.score, source=c.source,
-            text=c.chunk.text, kind=c.chunk.kind, title=c.chunk.title,
-            location=PassageLocation(tuple(loc.heading_path), loc.first_line, loc.last_line,
-                                     tuple(loc.pages) if loc.pages else None),
+            text=c.chunk.text, kind=c.chunk.kind, title=c.chunk.title, location=PassageLocation.of(c.chunk.location),
             source_path=c.chunk.source, metadata=c.chunk.metadata.to_dict(),
             parts=c.parts or (Part(c.source, c.rank, c.score),),
             collapsed=tuple(f.chunk.id for f in c.folded) if c.folded else None,

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evidencedesk.documents import Location, Metadata
+from evidencedesk.results.ask import Passage, PassageLocation
 from evidencedesk.retrieval.candidates import Candidate, Part
 
 
@@ -57,24 +58,14 @@ class SearchHit:
         )
 
     def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "rank": self.rank,
-            "chunk_id": self.chunk_id,
-            "doc_id": self.doc_id,
-            "score": self.score,
-            "source": self.source,
-            "text": self.text,
-            "kind": self.kind,
-            "title": self.title,
-            "location": self.location.to_dict(),
-            "source_path": self.source_path,
-            "metadata": self.metadata.to_dict(),
-            "parts": [p.to_dict() for p in self.parts],
-        }
-        if self.collapsed:
-            out["collapsed"] = list(self.collapsed)
-        out["shared_words"] = list(self.shared_words)
-        return out
+        """One element of ``search --json``: the JSON of an ask trace's passage, with ``shared_words``."""
+        passage = Passage(
+            rank=self.rank, chunk_id=self.chunk_id, doc_id=self.doc_id, score=self.score, source=self.source,
+            text=self.text, kind=self.kind, title=self.title, location=PassageLocation.of(self.location),
+            source_path=self.source_path, metadata=dict(self.metadata.to_dict()), parts=self.parts,
+            collapsed=self.collapsed or None, shared_words=self.shared_words,
+        )  # fmt: skip
+        return dict(passage.to_dict())
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SearchHit:
